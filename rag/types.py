@@ -49,3 +49,63 @@ class Chunk:
     char_start: int
     char_end: int
     token_count: int
+
+
+@dataclass
+class SearchHit:
+    """A retrieved chunk with where it came from and why it ranked."""
+    chunk: Chunk
+    doc_name: str
+    doc_title: str
+    score: float                     # final score used for ordering (RRF or reranker)
+    rank: int                        # 1-based
+    sources: dict[str, int] = field(default_factory=dict)   # retriever -> its rank, e.g. {"dense": 3, "bm25": 1}
+
+    @property
+    def pages_label(self) -> str:
+        c = self.chunk
+        if c.page_start is None:
+            return ""
+        return f"p. {c.page_start}" if c.page_start == c.page_end else f"pp. {c.page_start}-{c.page_end}"
+
+
+@dataclass
+class Citation:
+    n: int                           # the [n] used in the answer text
+    doc_id: str
+    doc_name: str
+    page_start: int | None
+    page_end: int | None
+    chunk_id: str
+    score: float
+    quote: str                       # the passage (or sentence) the answer rests on
+
+    @property
+    def label(self) -> str:
+        page = "" if self.page_start is None else (
+            f" · p. {self.page_start}" if self.page_start == self.page_end else f" · pp. {self.page_start}-{self.page_end}")
+        return f"[{self.n}] {self.doc_name}{page}"
+
+
+@dataclass
+class Answer:
+    question: str
+    text: str
+    citations: list[Citation]
+    mode: str                        # "llm" | "extractive" | "none"
+    notice: str = ""                 # e.g. "No LLM is configured: this answer quotes the best passages."
+    queries: list[str] = field(default_factory=list)   # the expanded queries that were searched
+    seconds: float = 0.0
+
+
+@dataclass
+class IngestResult:
+    doc_id: str
+    name: str
+    title: str
+    pages: int
+    chunks: int
+    seconds: float
+    already_present: bool = False
+    warnings: list[str] = field(default_factory=list)
+    stage_seconds: dict[str, float] = field(default_factory=dict)

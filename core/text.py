@@ -1,0 +1,74 @@
+"""Language-aware text helpers shared by retrieval and memory: token counting, BM25 tokens, language.
+
+CJK text has no spaces, so word tokens come from jieba; everything else is split on word characters.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import threading
+
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+CJK_CHAR = re.compile(f"[{_CJK}]")
+_COUNT_TOKEN = re.compile(f"[{_CJK}]|[^\\s{_CJK}\\W]+|[^\\w\\s]", re.UNICODE)
+_LATIN_WORD = re.compile(f"[^\\W_{_CJK}]+", re.UNICODE)
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+
+STOPWORDS = frozenset("""
+a an and are as at be been but by can could did do does for from had has have how i if in into is it
+its me my of on or our so such than that the their them then there these they this to was we were what
+when where which while who whom why will with would you your about after all also any before being
+both each few more most other over same some through under until up very s t just only own
+的 了 和 是 在 也 就 都 而 及 与 着 或 一个 没有 我们 你们 他们 这个 那个 什么 哪 吗 呢 吧 啊 之 其 为 以 于
+""".split())
+
+_jieba_lock = threading.Lock()
+_jieba = None
+
+
+def _jieba_module():
+    """Import and initialise jieba once (it builds its dictionary on first use, ~1 s)."""
+    global _jieba
+    if _jieba is None:
+        with _jieba_lock:
+            if _jieba is None:
+                import jieba
+                jieba.setLogLevel(logging.WARNING)
+                jieba.initialize()
+                _jieba = jieba
+    return _jieba
+
+
+def has_cjk(text: str) -> bool:
+    return CJK_CHAR.search(text) is not None
+
+
+def detect_language(text: str) -> str:
+    """'zh' when a meaningful share of letters are CJK, else 'en'. Good enough to route pipelines."""
+    cjk = len(CJK_CHAR.findall(text))
+    latin = len(re.findall(r"[A-Za-z]", text))
+    return "zh" if cjk and cjk * 3 >= latin else "en"
+
+
+def count_tokens(text: str) -> int:
+    """Tokens as chunking counts them: one per CJK character, word, or punctuation mark."""
+    return len(_COUNT_TOKEN.findall(text))
+
+
+def token_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) character span of every counted token, for cutting text at token boundaries."""
+    return [m.span() for m in _COUNT_TOKEN.finditer(text)]
+
+
+def search_tokens(text: str, *, keep_stopwords: bool = False) -> list[str]:
+    """Lower-cased word tokens for BM25 / keyword matching; CJK runs segmented with jieba."""
+    tokens: list[str] = []
+    pos = 0
+    for m in _CJK_RUN.finditer(text):
+        tokens.extend(w.lower() for w in _LATIN_WORD.findall(text[pos:m.start()]))
+        tokens.extend(t for t in _jieba_module().cut_for_search(m.group()) if t.strip())
+        pos = m.end()
+    tokens.extend(w.lower() for w in _LATIN_WORD.findall(text[pos:]))
+    if keep_stopwords:
+        return tokens
+    return [t for t in tokens if t not in STOPWORDS]

@@ -1,0 +1,165 @@
+"""The vector seam: Qdrant in local (embedded, on-disk) mode by default, a Qdrant server by QDRANT_URL.
+
+Local mode is not thread-safe and allows one client per folder, while Gradio calls handlers from
+threads and retrieval and memory both need vectors. So each data folder gets ONE client per process,
+and every call goes through one lock. Collections are per user and purpose ("rag_alice"), so searches
+need no payload filter (local mode's filtered search is slow).
+"""
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import uuid
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.errors import StoreUnavailable
+from core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class VectorHit:
+    id: str
+    score: float
+    payload: dict
+
+
+def collection_name(purpose: str, user_id: str) -> str:
+    """A safe collection name; distinct users never share one."""
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", user_id)
+    digest = uuid.uuid5(uuid.NAMESPACE_URL, user_id).hex[:8]  # keeps 'a.b' and 'a_b' apart
+    return f"{purpose}_{safe[:40]}_{digest}"
+
+
+def point_id(key: str) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, key))
+
+
+class VectorStore:
+    """Named collections of (id, vector, payload). Ids are our own strings; Qdrant gets UUIDs."""
+
+    def __init__(self, client, *, local: bool):
+        from qdrant_client import models
+        self._models = models
+        self._client = client
+        self.local = local
+        self._lock = threading.RLock()
+        self._known: set[str] = set()
+
+    # -- collections --------------------------------------------------------------------------
+    def ensure_collection(self, name: str, dim: int) -> None:
+        if name in self._known:
+            return
+        with self._lock:
+            if not self._client.collection_exists(name):
+                self._client.create_collection(
+                    name, vectors_config=self._models.VectorParams(size=dim, distance=self._models.Distance.COSINE))
+            self._known.add(name)
+
+    def drop_collection(self, name: str) -> None:
+        with self._lock:
+            if self._client.collection_exists(name):
+                self._client.delete_collection(name)
+            self._known.discard(name)
+
+    def count(self, name: str) -> int:
+        with self._lock:
+            if not self._client.collection_exists(name):
+                return 0
+            return self._client.count(name, exact=True).count
+
+    # -- points ---------------------------------------------------------------------------------
+    def upsert(self, name: str, ids: list[str], vectors: np.ndarray, payloads: list[dict],
+               batch_size: int = 512) -> None:
+        models = self._models
+        with self._lock:
+            for i in range(0, len(ids), batch_size):
+                points = [models.PointStruct(id=point_id(k), vector=v.tolist(), payload={**p, "key": k})
+                          for k, v, p in zip(ids[i:i + batch_size], vectors[i:i + batch_size],
+                                             payloads[i:i + batch_size])]
+                self._client.upsert(name, points=points, wait=True)
+
+    def search(self, name: str, vector: np.ndarray, limit: int, where: dict | None = None) -> list[VectorHit]:
+        with self._lock:
+            if name not in self._known and not self._client.collection_exists(name):
+                return []
+            response = self._client.query_points(
+                name, query=vector.tolist(), limit=limit, with_payload=True,
+                query_filter=self._filter(where) if where else None)
+        return [VectorHit(p.payload.get("key", str(p.id)), float(p.score), p.payload) for p in response.points]
+
+    def delete(self, name: str, *, ids: list[str] | None = None, where: dict | None = None) -> None:
+        models = self._models
+        with self._lock:
+            if not self._client.collection_exists(name):
+                return
+            if ids is not None:
+                selector = models.PointIdsList(points=[point_id(k) for k in ids])
+            elif where:
+                selector = models.FilterSelector(filter=self._filter(where))
+            else:
+                raise ValueError("delete needs ids or where")
+            self._client.delete(name, points_selector=selector, wait=True)
+
+    def _filter(self, where: dict):
+        models = self._models
+        must = []
+        for field, value in where.items():
+            if isinstance(value, (list, tuple, set)):
+                must.append(models.FieldCondition(key=field, match=models.MatchAny(any=list(value))))
+            else:
+                must.append(models.FieldCondition(key=field, match=models.MatchValue(value=value)))
+        return models.Filter(must=must)
+
+    def close(self) -> None:
+        with self._lock:
+            self._client.close()
+
+
+_stores: dict[str, VectorStore] = {}
+_stores_lock = threading.Lock()
+
+
+def get_vector_store(settings: Settings) -> VectorStore:
+    """The process-wide store for these settings (one local client per folder, or a server client)."""
+    from qdrant_client import QdrantClient
+    key = settings.qdrant_url or str(settings.data_dir.resolve() / "qdrant")
+    with _stores_lock:
+        if key in _stores:
+            return _stores[key]
+        try:
+            if settings.qdrant_url:
+                client = QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key, timeout=10)
+                client.get_collections()  # fail now, clearly, rather than at the first search
+                store = VectorStore(client, local=False)
+            else:
+                path = settings.data_dir / "qdrant"
+                path.mkdir(parents=True, exist_ok=True)
+                client = QdrantClient(path=str(path), force_disable_check_same_thread=True)
+                store = VectorStore(client, local=True)
+        except Exception as exc:  # noqa: BLE001
+            log.exception("opening Qdrant failed")
+            if settings.qdrant_url:
+                raise StoreUnavailable(
+                    f"Cannot reach the Qdrant server at {settings.qdrant_url}; start it or unset "
+                    "QDRANT_URL to use the embedded store.") from exc
+            raise StoreUnavailable(
+                f"Cannot open the vector store in {settings.data_dir / 'qdrant'}: another program "
+                "(a second copy of the app or CLI?) may be using it; stop it and try again.") from exc
+        _stores[key] = store
+        return store
+
+
+def close_vector_stores() -> None:
+    with _stores_lock:
+        for store in _stores.values():
+            store.close()
+        _stores.clear()
+
+
+import atexit  # noqa: E402 - closing local clients before interpreter teardown avoids noisy errors
+atexit.register(close_vector_stores)

@@ -1,0 +1,94 @@
+"""Command line for the document side.
+
+    python -m rag ingest FILE... [--user U]
+    python -m rag search "question" [--user U] [--top-k N] [--mode hybrid|dense|bm25]
+    python -m rag ask "question" [--user U] [--mqe] [--hyde]
+    python -m rag list [--user U]
+    python -m rag remove DOC_ID [--user U]
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from core.errors import AssistantError
+from core.settings import get_settings
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rag", description="Ingest documents and ask them questions.")
+    parser.add_argument("--user", default=None, help="user namespace (default: DEFAULT_USER)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("ingest", help="add files to the knowledge base")
+    p.add_argument("files", nargs="+")
+    for name in ("search", "ask"):
+        p = sub.add_parser(name)
+        p.add_argument("query")
+        p.add_argument("--top-k", type=int)
+        p.add_argument("--mode", choices=["hybrid", "dense", "bm25"])
+        p.add_argument("--mqe", action="store_true", default=None)
+        p.add_argument("--hyde", action="store_true", default=None)
+    sub.add_parser("list")
+    p = sub.add_parser("remove")
+    p.add_argument("doc_id")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+    settings = get_settings()
+    try:
+        from rag.tool import RAGTool
+        tool = RAGTool(args.user or settings.default_user, settings)
+        if args.command == "ingest":
+            failed = 0
+            for f in args.files:
+                try:
+                    r = tool.add_document(f)
+                except AssistantError as exc:
+                    failed += 1
+                    print(f"{f}: {exc}", file=sys.stderr)
+                    continue
+                state = "already present" if r.already_present else f"{r.chunks} chunks in {r.seconds:.1f} s"
+                print(f"{r.name}: {r.doc_id} · {r.pages} pages · {state}")
+                for w in r.warnings:
+                    print(f"  warning: {w}")
+            return 1 if failed else 0
+        if args.command in ("search", "ask"):
+            options = {"top_k": args.top_k, "mode": args.mode, "mqe": args.mqe, "hyde": args.hyde}
+            options = {k: v for k, v in options.items() if v is not None}
+            if args.command == "search":
+                for h in tool.search(args.query, **options):
+                    path = " > ".join(h.chunk.heading_path)
+                    print(f"{h.rank:>2}. {h.score:.4f}  {h.doc_name} {h.pages_label}  [{path}]")
+                    print("    " + h.chunk.text[:300].replace("\n", " "))
+                return 0
+            final = None
+            for item in tool.ask_stream(args.query, **options):
+                if isinstance(item, str):
+                    print(item, end="", flush=True)
+                else:
+                    final = item
+            print()
+            if final.citations:
+                print("\nSources:")
+                for c in final.citations:
+                    print(f"  {c.label}  (score {c.score})")
+            if final.notice:
+                print(f"\nNote: {final.notice}")
+            return 0
+        if args.command == "list":
+            for d in tool.list_documents():
+                print(f"{d.doc_id}  {d.name}  {d.pages} pages  {d.chunks} chunks")
+            return 0
+        if args.command == "remove":
+            removed = tool.remove_document(args.doc_id)
+            print("removed" if removed else f"no document {args.doc_id}")
+            return 0 if removed else 1
+    except AssistantError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""The document store: SQLite (WAL) rows for documents and chunks, plus a per-user FTS5 index for BM25.
+
+FTS5 gives a persisted, incremental BM25 index (no rebuild per query or per upload). Its tokenizer
+cannot segment Chinese, so we store our own tokens (jieba for CJK) space-joined and query with them.
+Each user has their own FTS table, so BM25 statistics and results never mix users.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.text import search_tokens
+from rag.types import Chunk
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    user_id TEXT NOT NULL, doc_id TEXT NOT NULL, name TEXT NOT NULL, title TEXT NOT NULL,
+    file_path TEXT, source_format TEXT, pages INTEGER, chunks INTEGER, size_bytes INTEGER,
+    warnings TEXT, created_at REAL NOT NULL, PRIMARY KEY (user_id, doc_id));
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY, user_id TEXT NOT NULL, doc_id TEXT NOT NULL, chunk_id TEXT NOT NULL,
+    ordinal INTEGER, text TEXT NOT NULL, heading_path TEXT, page_start INTEGER, page_end INTEGER,
+    char_start INTEGER, char_end INTEGER, tokens INTEGER, UNIQUE (user_id, chunk_id));
+CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (user_id, doc_id);
+CREATE TABLE IF NOT EXISTS fts_tables (user_id TEXT PRIMARY KEY, name TEXT NOT NULL);
+"""
+
+
+@dataclass
+class DocumentRecord:
+    doc_id: str
+    name: str
+    title: str
+    file_path: str | None
+    source_format: str
+    pages: int
+    chunks: int
+    size_bytes: int
+    warnings: list[str]
+    created_at: float
+
+
+class DocumentStore:
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.executescript(SCHEMA)
+        self._lock = threading.RLock()
+
+    # -- documents -----------------------------------------------------------------------------
+    def get_document(self, user_id: str, doc_id: str) -> DocumentRecord | None:
+        row = self._conn.execute(
+            "SELECT doc_id, name, title, file_path, source_format, pages, chunks, size_bytes, warnings, "
+            "created_at FROM documents WHERE user_id=? AND doc_id=?", (user_id, doc_id)).fetchone()
+        return self._record(row) if row else None
+
+    def list_documents(self, user_id: str) -> list[DocumentRecord]:
+        rows = self._conn.execute(
+            "SELECT doc_id, name, title, file_path, source_format, pages, chunks, size_bytes, warnings, "
+            "created_at FROM documents WHERE user_id=? ORDER BY created_at", (user_id,)).fetchall()
+        return [self._record(r) for r in rows]
+
+    @staticmethod
+    def _record(row) -> DocumentRecord:
+        return DocumentRecord(row[0], row[1], row[2], row[3], row[4] or "", row[5] or 0, row[6] or 0,
+                              row[7] or 0, json.loads(row[8] or "[]"), row[9])
+
+    def add_document(self, user_id: str, record: DocumentRecord, chunks: list[Chunk],
+                     index_texts: list[str]) -> None:
+        """Document row, chunk rows and BM25 entries in ONE transaction: all land or none do."""
+        fts = self._fts_table(user_id, create=True)
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                self._conn.execute(
+                    "INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (user_id, record.doc_id, record.name, record.title, record.file_path, record.source_format,
+                     record.pages, record.chunks, record.size_bytes, json.dumps(record.warnings, ensure_ascii=False),
+                     record.created_at or time.time()))
+                for chunk, index_text in zip(chunks, index_texts):
+                    cur = self._conn.execute(
+                        "INSERT INTO chunks (user_id, doc_id, chunk_id, ordinal, text, heading_path, page_start, "
+                        "page_end, char_start, char_end, tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                        (user_id, chunk.doc_id, chunk.chunk_id, chunk.ordinal, chunk.text,
+                         json.dumps(chunk.heading_path, ensure_ascii=False), chunk.page_start, chunk.page_end,
+                         chunk.char_start, chunk.char_end, chunk.token_count))
+                    self._conn.execute(f"INSERT INTO {fts} (rowid, tokens) VALUES (?, ?)",
+                                       (cur.lastrowid, " ".join(search_tokens(index_text))))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    def remove_document(self, user_id: str, doc_id: str) -> bool:
+        fts = self._fts_table(user_id, create=False)
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                if fts:
+                    self._conn.execute(
+                        f"DELETE FROM {fts} WHERE rowid IN (SELECT id FROM chunks WHERE user_id=? AND doc_id=?)",
+                        (user_id, doc_id))
+                self._conn.execute("DELETE FROM chunks WHERE user_id=? AND doc_id=?", (user_id, doc_id))
+                n = self._conn.execute("DELETE FROM documents WHERE user_id=? AND doc_id=?",
+                                       (user_id, doc_id)).rowcount
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+        return n > 0
+
+    # -- chunks ---------------------------------------------------------------------------------
+    def get_chunks(self, user_id: str, chunk_ids: list[str]) -> dict[str, Chunk]:
+        out: dict[str, Chunk] = {}
+        for i in range(0, len(chunk_ids), 500):
+            part = chunk_ids[i:i + 500]
+            rows = self._conn.execute(
+                "SELECT chunk_id, doc_id, ordinal, text, heading_path, page_start, page_end, char_start, char_end, "
+                f"tokens FROM chunks WHERE user_id=? AND chunk_id IN ({','.join('?' * len(part))})",
+                [user_id, *part]).fetchall()
+            out.update((r[0], self._chunk(r)) for r in rows)
+        return out
+
+    def chunks_of(self, user_id: str, doc_id: str) -> list[Chunk]:
+        rows = self._conn.execute(
+            "SELECT chunk_id, doc_id, ordinal, text, heading_path, page_start, page_end, char_start, char_end, "
+            "tokens FROM chunks WHERE user_id=? AND doc_id=? ORDER BY ordinal", (user_id, doc_id)).fetchall()
+        return [self._chunk(r) for r in rows]
+
+    @staticmethod
+    def _chunk(r) -> Chunk:
+        return Chunk(chunk_id=r[0], doc_id=r[1], ordinal=r[2], text=r[3], heading_path=json.loads(r[4] or "[]"),
+                     page_start=r[5], page_end=r[6], char_start=r[7], char_end=r[8], token_count=r[9])
+
+    def count_chunks(self, user_id: str) -> int:
+        return self._conn.execute("SELECT COUNT(*) FROM chunks WHERE user_id=?", (user_id,)).fetchone()[0]
+
+    # -- BM25 -------------------------------------------------------------------------------------
+    def bm25_search(self, user_id: str, query: str, limit: int) -> list[tuple[str, float]]:
+        """(chunk_id, score) best first; score = -bm25 so higher is better."""
+        fts = self._fts_table(user_id, create=False)
+        terms = list(dict.fromkeys(search_tokens(query)))
+        if not fts or not terms:
+            return []
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms[:64])
+        rows = self._conn.execute(
+            f"SELECT c.chunk_id, -bm25({fts}) AS s FROM {fts} JOIN chunks c ON c.id = {fts}.rowid "
+            f"WHERE {fts} MATCH ? ORDER BY bm25({fts}) LIMIT ?", (match, limit)).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+
+    def _fts_table(self, user_id: str, *, create: bool) -> str | None:
+        row = self._conn.execute("SELECT name FROM fts_tables WHERE user_id=?", (user_id,)).fetchone()
+        if row:
+            return row[0]
+        if not create:
+            return None
+        name = "fts_" + uuid.uuid5(uuid.NAMESPACE_URL, user_id).hex
+        with self._lock:
+            self._conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5(tokens, tokenize='unicode61 remove_diacritics 0')")
+            self._conn.execute("INSERT OR IGNORE INTO fts_tables VALUES (?, ?)", (user_id, name))
+        return name
+
+    def clear_user(self, user_id: str) -> None:
+        fts = self._fts_table(user_id, create=False)
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                if fts:
+                    self._conn.execute(f"DELETE FROM {fts}")
+                self._conn.execute("DELETE FROM chunks WHERE user_id=?", (user_id,))
+                self._conn.execute("DELETE FROM documents WHERE user_id=?", (user_id,))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        self._conn.close()

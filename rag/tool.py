@@ -1,0 +1,271 @@
+"""RAGTool: the document side of the assistant for one user — ingest, list, remove, search, ask.
+
+Typed methods do the work; `execute(action, **kwargs)` is the thin dispatcher agents call.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+import shutil
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from core.embeddings import get_embedder
+from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError
+from core.llm import get_llm
+from core.settings import Settings, get_settings
+from core.vectors import collection_name, get_vector_store
+from rag import prompts
+from rag.answer import extractive_answer, stream_llm_answer
+from rag.chunk import chunk_document, embedding_text
+from rag.retrieve import RAG_COLLECTION, RetrievalOptions, RetrievalResult, Retriever
+from rag.store import DocumentRecord, DocumentStore
+from rag.types import Answer, ConvertedDocument, IngestResult, SearchHit
+
+log = logging.getLogger(__name__)
+
+_doc_stores: dict[str, DocumentStore] = {}
+_doc_stores_lock = threading.Lock()
+
+
+def get_document_store(settings: Settings) -> DocumentStore:
+    path = settings.data_dir.resolve() / "documents.sqlite"
+    with _doc_stores_lock:
+        if str(path) not in _doc_stores:
+            _doc_stores[str(path)] = DocumentStore(path)
+        return _doc_stores[str(path)]
+
+
+def file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:24]
+
+
+class RAGTool:
+    def __init__(self, user_id: str = "default", settings: Settings | None = None):
+        if not user_id or not str(user_id).strip():
+            raise InvalidRequest("A user id is required.")
+        self.user_id = str(user_id)
+        self.settings = settings or get_settings()
+        self.store = get_document_store(self.settings)
+        self.vectors = get_vector_store(self.settings)
+        self.embedder = get_embedder(self.settings)
+        self.llm = get_llm(self.settings)
+        self.retriever = Retriever(self.settings, self.store, self.vectors, self.embedder, self.llm)
+        self.collection = collection_name(RAG_COLLECTION, self.user_id)
+
+    # -- documents -----------------------------------------------------------------------------
+    def add_document(self, path: str | Path, name: str | None = None) -> IngestResult:
+        """Convert, chunk, embed and index one file. The same content twice is stored once."""
+        from rag.convert import convert_file  # heavy imports (MarkItDown) only when ingesting
+        path = Path(path)
+        name = name or path.name
+        if not path.is_file():
+            raise DocumentError(f"'{name}' was not found; check the path and try again.")
+        size = path.stat().st_size
+        if size > self.settings.max_upload_mb * 1024 * 1024:
+            raise DocumentError(f"'{name}' is {size / 2**20:.0f} MB, over the {self.settings.max_upload_mb} MB limit; "
+                                "split it or raise MAX_UPLOAD_MB.")
+        started = time.perf_counter()
+        doc_id = file_digest(path)
+        existing = self.store.get_document(self.user_id, doc_id)
+        if existing:
+            return IngestResult(doc_id, existing.name, existing.title, existing.pages, existing.chunks,
+                                time.perf_counter() - started, already_present=True, warnings=existing.warnings)
+        stages: dict[str, float] = {}
+        t = time.perf_counter()
+        try:
+            converted = convert_file(path)
+        except AssistantError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a converter bug must not crash the app
+            log.exception("converting %s failed", path)
+            raise DocumentError(f"'{name}' could not be read ({type(exc).__name__}); the file may be damaged.") from exc
+        stages["convert"] = time.perf_counter() - t
+        source_format = converted.source_format or path.suffix.lstrip(".").lower()
+        return self._index(doc_id, name, converted, source_format, size, started, stages, source_file=path)
+
+    def add_text(self, text: str, title: str = "note", name: str | None = None) -> IngestResult:
+        """Index Markdown / plain text given directly (e.g. pasted notes)."""
+        if not text or not text.strip():
+            raise InvalidRequest("The text is empty; there is nothing to add.")
+        started = time.perf_counter()
+        doc_id = hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+        name = name or f"{title}.md"
+        existing = self.store.get_document(self.user_id, doc_id)
+        if existing:
+            return IngestResult(doc_id, existing.name, existing.title, existing.pages, existing.chunks,
+                                time.perf_counter() - started, already_present=True)
+        converted = ConvertedDocument(markdown=text, title=title, source_format="text")
+        return self._index(doc_id, name, converted, "text", len(text.encode("utf-8")), started, {})
+
+    def _index(self, doc_id: str, name: str, converted: ConvertedDocument, source_format: str, size: int,
+               started: float, stages: dict[str, float], source_file: Path | None = None) -> IngestResult:
+        t = time.perf_counter()
+        chunks = chunk_document(converted, doc_id, size=self.settings.chunk_size, overlap=self.settings.chunk_overlap)
+        stages["chunk"] = time.perf_counter() - t
+        if not chunks:
+            raise DocumentError(f"'{name}' contains no text to index; if it is a scan, use a PDF with a text layer.")
+        title = converted.title or Path(name).stem
+        index_texts = [embedding_text(title, c.heading_path, c.text) for c in chunks]
+        t = time.perf_counter()
+        vectors = self.embedder.embed(index_texts, kind="document")
+        stages["embed"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        stored_file = None
+        if source_file is not None:
+            stored_file = self.settings.path("files", self.collection, f"{doc_id}{source_file.suffix.lower()}")
+            shutil.copyfile(source_file, stored_file)
+        self.vectors.ensure_collection(self.collection, self.embedder.dim)
+        ids = [c.chunk_id for c in chunks]
+        try:
+            self.vectors.upsert(self.collection, ids, vectors,
+                                [{"doc_id": doc_id, "page_start": c.page_start, "page_end": c.page_end} for c in chunks])
+            record = DocumentRecord(doc_id, name, title, str(stored_file) if stored_file else None, source_format,
+                                    converted.page_count, len(chunks), size, converted.warnings, time.time())
+            self.store.add_document(self.user_id, record, chunks, index_texts)
+        except sqlite3.IntegrityError:
+            # The same document was ingested concurrently; that copy won, ours must leave no trace.
+            # (Point ids are derived from chunk ids, so its vectors are the ones we just wrote again.)
+            existing = self.store.get_document(self.user_id, doc_id)
+            return IngestResult(doc_id, name, title, existing.pages if existing else converted.page_count,
+                                len(chunks), time.perf_counter() - started, already_present=True)
+        except Exception:
+            log.exception("indexing %s failed; rolling back", name)
+            self.vectors.delete(self.collection, ids=ids)
+            if stored_file:
+                stored_file.unlink(missing_ok=True)
+            raise
+        stages["index"] = time.perf_counter() - t
+        return IngestResult(doc_id, name, title, converted.page_count, len(chunks), time.perf_counter() - started,
+                            warnings=converted.warnings, stage_seconds=stages)
+
+    def list_documents(self) -> list[DocumentRecord]:
+        return self.store.list_documents(self.user_id)
+
+    def get_document(self, doc_id: str) -> DocumentRecord | None:
+        return self.store.get_document(self.user_id, doc_id)
+
+    def remove_document(self, doc_id: str) -> bool:
+        """Remove a document's vectors, BM25 entries, rows and stored file. False if it was not there."""
+        record = self.store.get_document(self.user_id, doc_id)
+        if record is None:
+            return False
+        self.vectors.delete(self.collection, where={"doc_id": doc_id})
+        self.store.remove_document(self.user_id, doc_id)
+        if record.file_path:
+            Path(record.file_path).unlink(missing_ok=True)
+        return True
+
+    def clear(self) -> int:
+        """Remove every document of this user. Returns how many there were."""
+        docs = self.store.list_documents(self.user_id)
+        self.vectors.drop_collection(self.collection)
+        self.store.clear_user(self.user_id)
+        shutil.rmtree(self.settings.data_dir / "files" / self.collection, ignore_errors=True)
+        return len(docs)
+
+    def stats(self) -> dict:
+        docs = self.store.list_documents(self.user_id)
+        return {"user_id": self.user_id, "documents": len(docs), "pages": sum(d.pages for d in docs),
+                "chunks": self.store.count_chunks(self.user_id), "vectors": self.vectors.count(self.collection),
+                "embedding_model": self.embedder.model_id, "llm": self.llm.model if self.llm else None,
+                "retrieval_mode": self.settings.retrieval_mode, "reranker": self.settings.reranker_model}
+
+    # -- retrieval and answers --------------------------------------------------------------------
+    def retrieve(self, query: str, **options) -> RetrievalResult:
+        if not query or not query.strip():
+            raise InvalidRequest("The question is empty; type a question first.")
+        return self.retriever.search(self.user_id, query.strip(), RetrievalOptions.from_settings(self.settings, **options))
+
+    def search(self, query: str, **options) -> list[SearchHit]:
+        return self.retrieve(query, **options).hits
+
+    def ask_stream(self, question: str, *, history: list[dict] | None = None, memory_context: str | None = None,
+                   **options) -> Iterator[str | Answer]:
+        """Yield answer text pieces as they are written, then the final Answer (always last)."""
+        started = time.perf_counter()
+        if not self.store.list_documents(self.user_id):
+            yield Answer(question=question, text=prompts.NO_DOCUMENTS, citations=[], mode="none")
+            return
+        result = self.retrieve(question, **options)
+        notices = list(result.warnings)
+        if not result.hits:
+            yield Answer(question=question, text=prompts.NO_MATCH, citations=[], mode="none", queries=result.queries,
+                         notice=" ".join(notices))
+            return
+        answer: Answer | None = None
+        if self.llm is not None:
+            emitted = False
+            try:
+                for item in stream_llm_answer(question, result.hits, self.llm, budget_tokens=self.settings.context_tokens,
+                                              history=history, memory_context=memory_context):
+                    if isinstance(item, Answer):
+                        answer = item
+                    else:
+                        emitted = True
+                        yield item
+            except LLMError as exc:
+                notices.append(f"{exc} Showing the best passages instead.")
+                if emitted:
+                    yield "\n\n"
+        if answer is None:
+            answer = extractive_answer(question, result.hits)
+            if self.llm is None:
+                notices.insert(0, answer.notice)
+            yield answer.text
+        answer.notice = " ".join(n for n in notices if n)
+        answer.queries = result.queries
+        answer.seconds = time.perf_counter() - started
+        yield answer
+
+    def ask(self, question: str, **kwargs) -> Answer:
+        final = None
+        for item in self.ask_stream(question, **kwargs):
+            if isinstance(item, Answer):
+                final = item
+        return final
+
+    # -- the agent-facing dispatcher ----------------------------------------------------------------
+    ACTIONS = ("add_document", "add_text", "search", "ask", "stats", "list", "remove", "clear")
+
+    def execute(self, action: str, **kwargs) -> dict | list:
+        """Run one action and return plain data (dicts/lists) an agent can read."""
+        handlers = {
+            "add_document": lambda: self.add_document(kwargs["path"], kwargs.get("name")),
+            "add_text": lambda: self.add_text(kwargs["text"], kwargs.get("title", "note")),
+            "search": lambda: self.search(kwargs["query"], **_options(kwargs)),
+            "ask": lambda: self.ask(kwargs["question"], **_options(kwargs)),
+            "stats": self.stats,
+            "list": self.list_documents,
+            "remove": lambda: {"removed": self.remove_document(kwargs["doc_id"])},
+            "clear": lambda: {"removed_documents": self.clear()},
+        }
+        if action not in handlers:
+            raise InvalidRequest(f"Unknown action '{action}'; use one of: {', '.join(self.ACTIONS)}.")
+        try:
+            result = handlers[action]()
+        except KeyError as exc:
+            raise InvalidRequest(f"The action '{action}' needs the argument {exc.args[0]!r}.") from exc
+        return _plain(result)
+
+
+def _options(kwargs: dict) -> dict:
+    keys = ("mode", "top_k", "mqe", "hyde", "rerank", "candidates")
+    return {k: kwargs[k] for k in keys if k in kwargs}
+
+
+def _plain(value):
+    if dataclasses.is_dataclass(value):
+        return dataclasses.asdict(value)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value

@@ -1,0 +1,35 @@
+"""Shared fixtures: a fresh data folder per test, the real embedding model, a loopback LLM server."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from core.settings import Settings  # noqa: E402
+
+SHARED_DOCS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "docs"
+
+
+@pytest.fixture
+def settings(tmp_path) -> Settings:
+    """Settings with their own data folder and no LLM (whatever the developer's .env says)."""
+    return Settings(_env_file=None, data_dir=tmp_path / "data")
+
+
+@pytest.fixture(scope="session")
+def fake_llm():
+    from tests.llm_server import FakeLLM
+    server = FakeLLM().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def llm_settings(tmp_path, fake_llm) -> Settings:
+    fake_llm.mode = "ok"
+    fake_llm.requests.clear()
+    return Settings(_env_file=None, data_dir=tmp_path / "data", openai_base_url=fake_llm.base_url,
+                    openai_api_key="test-key", llm_model="fake-model", llm_timeout_s=2.0)

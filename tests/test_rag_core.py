@@ -1,0 +1,178 @@
+"""Chunking, fusion, the document store and RAGTool over text, with the real model and real stores."""
+from __future__ import annotations
+
+import pytest
+
+from core.errors import InvalidRequest
+from core.text import count_tokens, search_tokens
+from rag.chunk import chunk_document, page_range, split_sections
+from rag.retrieve import reciprocal_rank_fusion
+from rag.tool import RAGTool
+from rag.types import ConvertedDocument, PageSpan
+
+NOTES = """# Think Python
+
+## Functions
+
+A function is a named sequence of statements that performs a computation. When you define a function,
+you specify the name and the sequence of statements. Later, you can call the function by name.
+
+## Iteration
+
+The for statement repeats a block of code for each item of a sequence. The while statement repeats
+a block as long as a condition is true. Each repetition is called an iteration.
+
+## Dictionaries
+
+A dictionary maps keys to values. Each key is associated with a value; the association is called a
+key-value pair.
+"""
+
+
+def test_token_counting_counts_cjk_characters_one_each():
+    assert count_tokens("机器学习") == 4
+    assert count_tokens("machine learning") == 2
+    assert count_tokens("机器 learning!") == 4
+    assert "机器" in search_tokens("机器学习是什么")
+
+
+def test_sections_carry_their_heading_path():
+    sections = split_sections(NOTES)
+    paths = [s.heading_path for s in sections]
+    assert ["Think Python", "Functions"] in paths
+    assert ["Think Python", "Dictionaries"] in paths
+
+
+def test_chunks_respect_size_overlap_and_pages():
+    body = " ".join(f"Sentence {i} talks about topic {i % 7}." for i in range(300))
+    md = f"# Doc\n\n## Part\n\n{body}\n"
+    half = len(md) // 2
+    doc = ConvertedDocument(markdown=md, title="Doc", pages=[PageSpan(1, 0, half), PageSpan(2, half, len(md))],
+                            page_count=2)
+    chunks = chunk_document(doc, "d1", size=120, overlap=20)
+    assert len(chunks) > 5
+    assert all(c.token_count <= 125 for c in chunks)
+    assert all(c.heading_path == ["Doc", "Part"] for c in chunks)
+    # Neighbouring chunks overlap (the next starts before the previous ends) and cover the text in order.
+    assert all(b.char_start < a.char_end for a, b in zip(chunks, chunks[1:]))
+    assert chunks[0].page_start == 1 and chunks[-1].page_end == 2
+    assert any(c.page_start == 1 and c.page_end == 2 for c in chunks)  # the one spanning the page break
+    for c in chunks:
+        assert md[c.char_start:c.char_end].strip() == c.text
+
+
+def test_page_range_maps_offsets_to_pages():
+    pages = [PageSpan(1, 0, 100), PageSpan(2, 100, 200), PageSpan(3, 200, 300)]
+    assert page_range(pages, 10, 50) == (1, 1)
+    assert page_range(pages, 90, 150) == (1, 2)
+    assert page_range(pages, 250, 300) == (3, 3)
+    assert page_range([], 0, 10) == (None, None)
+
+
+def test_rrf_fuses_with_k60():
+    fused = reciprocal_rank_fusion({"dense": ["a", "b", "c"], "bm25": ["b", "d"]}, k=60)
+    ids = [i for i, _, _ in fused]
+    assert ids[0] == "b"                     # ranked by both lists
+    assert fused[0][1] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused[0][2] == {"dense": 2, "bm25": 1}
+    assert set(ids) == {"a", "b", "c", "d"}
+
+
+def test_add_text_search_and_extractive_answer(settings):
+    tool = RAGTool("alice", settings)
+    result = tool.add_text(NOTES, title="Think Python notes")
+    assert result.chunks >= 1 and not result.already_present
+    hits = tool.search("What is a dictionary?")
+    assert hits and "dictionary" in hits[0].chunk.text.lower()
+    assert hits[0].chunk.heading_path[-1] in ("Dictionaries", "Functions", "Iteration")
+    answer = tool.ask("What is a dictionary?")
+    assert answer.mode == "extractive"
+    assert "[1]" in answer.text and answer.citations[0].n == 1
+    assert "No language model is configured" in answer.notice
+    assert "dictionary" in answer.text.lower()
+
+
+def test_same_content_is_stored_once(settings):
+    tool = RAGTool("alice", settings)
+    first = tool.add_text(NOTES, title="notes")
+    again = tool.add_text(NOTES, title="notes")
+    assert again.already_present and again.doc_id == first.doc_id
+    assert tool.stats()["chunks"] == first.chunks
+    assert tool.stats()["vectors"] == first.chunks
+
+
+def test_users_never_see_each_others_documents(settings):
+    alice, bob = RAGTool("alice", settings), RAGTool("bob", settings)
+    doc = alice.add_text(NOTES, title="notes")
+    assert bob.search("dictionary") == []
+    assert bob.list_documents() == []
+    assert bob.remove_document(doc.doc_id) is False
+    assert alice.get_document(doc.doc_id) is not None
+    bob.clear()
+    assert len(alice.search("dictionary")) >= 1
+
+
+def test_remove_document_removes_vectors_bm25_and_rows(settings):
+    tool = RAGTool("alice", settings)
+    keep = tool.add_text("# Other\n\nPhotosynthesis turns light into chemical energy in plants.", title="bio")
+    gone = tool.add_text(NOTES, title="notes")
+    assert tool.remove_document(gone.doc_id)
+    assert tool.get_document(gone.doc_id) is None
+    assert tool.stats()["vectors"] == keep.chunks
+    assert tool.store.bm25_search("alice", "dictionary keys values", 10) == []
+    assert all(h.chunk.doc_id == keep.doc_id for h in tool.search("dictionary keys"))
+    assert tool.remove_document(gone.doc_id) is False
+
+
+def test_retrieval_modes_each_find_the_passage(settings):
+    tool = RAGTool("alice", settings)
+    tool.add_text(NOTES, title="notes")
+    tool.add_text("# Biology\n\nPhotosynthesis turns light into chemical energy in plants.", title="bio")
+    for mode in ("dense", "bm25", "hybrid"):
+        hits = tool.search("photosynthesis light energy", mode=mode)
+        assert "Photosynthesis" in hits[0].chunk.text, mode
+    hits = tool.search("photosynthesis light energy", mode="hybrid")
+    assert set(hits[0].sources) == {"dense0", "bm250"}
+
+
+def test_chinese_text_is_searchable(settings):
+    tool = RAGTool("alice", settings)
+    tool.add_text("# 机器学习\n\n南瓜书是西瓜书的公式推导解析，帮助读者理解机器学习中的数学。\n\n"
+                  "# 深度学习\n\n卷积神经网络常用于图像识别任务。", title="笔记")
+    hits = tool.search("卷积神经网络用于什么任务？", mode="bm25")
+    assert hits and "卷积神经网络" in hits[0].chunk.text
+
+
+def test_execute_dispatches_and_rejects_unknown_actions(settings):
+    tool = RAGTool("alice", settings)
+    added = tool.execute("add_text", text=NOTES, title="notes")
+    assert added["chunks"] >= 1
+    assert tool.execute("list")[0]["doc_id"] == added["doc_id"]
+    found = tool.execute("search", query="while statement")
+    assert found and "chunk" in found[0]
+    assert tool.execute("stats")["documents"] == 1
+    assert tool.execute("ask", question="What is iteration?")["mode"] == "extractive"
+    assert tool.execute("remove", doc_id=added["doc_id"]) == {"removed": True}
+    assert tool.execute("clear") == {"removed_documents": 0}
+    with pytest.raises(InvalidRequest, match="Unknown action"):
+        tool.execute("explode")
+    with pytest.raises(InvalidRequest, match="query"):
+        tool.execute("search")
+    with pytest.raises(InvalidRequest):
+        tool.search("   ")
+
+
+def test_ask_without_documents_says_so(settings):
+    answer = RAGTool("alice", settings).ask("anything?")
+    assert answer.mode == "none" and "upload" in answer.text.lower()
+
+
+def test_documents_survive_a_restart(settings):
+    from core.vectors import close_vector_stores
+    from rag import tool as tool_module
+    doc = RAGTool("alice", settings).add_text(NOTES, title="notes")
+    close_vector_stores()
+    tool_module._doc_stores.clear()
+    reopened = RAGTool("alice", settings)
+    assert reopened.get_document(doc.doc_id).chunks == doc.chunks
+    assert "dictionary" in reopened.search("dictionary keys values")[0].chunk.text.lower()
