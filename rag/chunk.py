@@ -145,6 +145,15 @@ def _merge_small(text: str, pieces: list[tuple[list[str], int, int]], size: int)
     return merged
 
 
+def document_context(name: str, title: str) -> str:
+    """How chunks name their document: the file name (people put company, year, course in it) and the
+    title found inside, when that says something the name does not."""
+    stem = re.sub(r"[_\-.]+", " ", name.rsplit(".", 1)[0]).strip()
+    if not title or title.lower() == stem.lower():
+        return stem or title
+    return f"{stem} · {title}" if stem else title
+
+
 def embedding_text(title: str, heading_path: list[str], text: str) -> str:
     """What the embedder and BM25 see: the chunk with its document title and section as context,
     so a chunk that never names its company or chapter can still be found by them."""

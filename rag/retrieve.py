@@ -154,5 +154,6 @@ class Retriever:
 
     @staticmethod
     def _context_text(chunk, docs) -> str:
-        from rag.chunk import embedding_text
-        return embedding_text(docs.get(chunk.doc_id, ("", ""))[1], chunk.heading_path, chunk.text)
+        from rag.chunk import document_context, embedding_text
+        name, title = docs.get(chunk.doc_id, ("", ""))
+        return embedding_text(document_context(name, title), chunk.heading_path, chunk.text)

@@ -21,7 +21,7 @@ from core.settings import Settings, get_settings
 from core.vectors import collection_name, get_vector_store
 from rag import prompts
 from rag.answer import extractive_answer, stream_llm_answer
-from rag.chunk import chunk_document, embedding_text
+from rag.chunk import chunk_document, document_context, embedding_text
 from rag.retrieve import RAG_COLLECTION, RetrievalOptions, RetrievalResult, Retriever
 from rag.store import DocumentRecord, DocumentStore
 from rag.types import Answer, ConvertedDocument, IngestResult, SearchHit
@@ -114,7 +114,8 @@ class RAGTool:
         if not chunks:
             raise DocumentError(f"'{name}' contains no text to index; if it is a scan, use a PDF with a text layer.")
         title = converted.title or Path(name).stem
-        index_texts = [embedding_text(title, c.heading_path, c.text) for c in chunks]
+        context = document_context(name, title)
+        index_texts = [embedding_text(context, c.heading_path, c.text) for c in chunks]
         t = time.perf_counter()
         vectors = self.embedder.embed(index_texts, kind="document")
         stages["embed"] = time.perf_counter() - t
