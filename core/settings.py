@@ -52,6 +52,8 @@ class Settings(BaseSettings):
     top_k: int = 8
     candidates: int = Field(50, description="Hits per retriever fed into fusion.")
     rrf_k: int = 60
+    foreign_dense_weight: float = Field(
+        0.0, description="RRF weight of dense results when the embedder does not know the question's language.")
     use_mqe: bool = Field(False, description="Multi-query expansion through the LLM (needs an LLM).")
     mqe_queries: int = 3
     use_hyde: bool = Field(False, description="Hypothetical-answer embedding through the LLM (needs an LLM).")

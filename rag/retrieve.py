@@ -10,6 +10,7 @@ from core.embeddings import Embedder
 from core.errors import LLMError
 from core.llm import LLMClient
 from core.settings import Settings
+from core.text import detect_language
 from core.vectors import VectorStore, collection_name
 from rag import prompts
 from rag.store import DocumentStore
@@ -20,13 +21,16 @@ log = logging.getLogger(__name__)
 RAG_COLLECTION = "rag"
 
 
-def reciprocal_rank_fusion(rankings: dict[str, list[str]], k: int = 60) -> list[tuple[str, float, dict[str, int]]]:
-    """Fuse ranked id lists: score(id) = Σ 1 / (k + rank). Returns (id, score, {list name: rank}) best first."""
+def reciprocal_rank_fusion(rankings: dict[str, list[str]], k: int = 60,
+                           weights: dict[str, float] | None = None) -> list[tuple[str, float, dict[str, int]]]:
+    """Fuse ranked id lists: score(id) = Σ w_list / (k + rank), w = 1 unless given.
+    Returns (id, score, {list name: rank}) best first."""
     scores: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
     for name, ids in rankings.items():
+        weight = (weights or {}).get(name, 1.0)
         for rank, item in enumerate(ids, start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
             ranks.setdefault(item, {})[name] = rank
     return [(i, scores[i], ranks[i]) for i in sorted(scores, key=lambda i: -scores[i])]
 
@@ -126,7 +130,10 @@ class Retriever:
             for i, q in enumerate(queries):
                 rankings[f"bm25{i}"] = [cid for cid, _ in self.store.bm25_search(user_id, q, options.candidates)]
 
-        fused = reciprocal_rank_fusion(rankings, k=self.settings.rrf_k)
+        # An embedder that does not know the question's language ranks at random; let it only break ties.
+        dense_weight = 1.0 if self.embedder.supports(detect_language(question)) else self.settings.foreign_dense_weight
+        weights = {name: dense_weight for name in rankings if name.startswith(("dense", "hyde"))}
+        fused = reciprocal_rank_fusion(rankings, k=self.settings.rrf_k, weights=weights)
         pool = fused[:max(options.top_k, self.settings.rerank_candidates if options.rerank else options.top_k)]
         chunks = self.store.get_chunks(user_id, [cid for cid, _, _ in pool])
         pool = [p for p in pool if p[0] in chunks]   # vectors of a just-removed document may linger

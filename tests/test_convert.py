@@ -472,18 +472,15 @@ def test_federal_register_three_columns():
 
 
 @needs_data
-def test_thinkpython_outline_and_speed():
-    import time
-    start = time.perf_counter()
+def test_thinkpython_outline():
+    # Speed is measured by bench/ingest.py, never asserted here.
     doc = convert_file(DATA / "pdfs_en" / "thinkpython2.pdf")
-    elapsed = time.perf_counter() - start
     assert doc.page_count == 264
     assert_spans_cover(doc)
     assert len(doc.headings) >= 200
     heading = next(h for h in doc.headings if h.title == "1.1. What is a program?")
     assert heading.level == 2 and page_of(doc, heading.char_offset) == 21
     assert doc.title == "Think Python"
-    assert elapsed < 15, f"conversion took {elapsed:.1f} s"  # ~0.6 s on an idle machine
 
 
 @needs_data
