@@ -52,6 +52,8 @@ class Settings(BaseSettings):
     top_k: int = 8
     candidates: int = Field(50, description="Hits per retriever fed into fusion.")
     rrf_k: int = 60
+    focus_weight: float = Field(
+        1.0, description="RRF weight of the extra searches inside documents the question names (0 = off).")
     foreign_dense_weight: float = Field(
         0.0, description="RRF weight of dense results when the embedder does not know the question's language.")
     use_mqe: bool = Field(False, description="Multi-query expansion through the LLM (needs an LLM).")

@@ -3,6 +3,7 @@ with MQE / HyDE through the LLM and reranked with a cross-encoder."""
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from dataclasses import dataclass, field
 
@@ -10,9 +11,10 @@ from core.embeddings import Embedder
 from core.errors import LLMError
 from core.llm import LLMClient
 from core.settings import Settings
-from core.text import detect_language
+from core.text import detect_language, search_tokens
 from core.vectors import VectorStore, collection_name
 from rag import prompts
+from rag.chunk import document_context, embedding_text
 from rag.store import DocumentStore
 from rag.types import SearchHit
 
@@ -98,6 +100,39 @@ class Reranker:
             return [float(s) for s in self._model.predict([(query, t) for t in texts], show_progress_bar=False)]
 
 
+def document_scores(question: str, profiles: dict[str, str]) -> dict[str, float]:
+    """How strongly the question names each document (its file name and title), IDF-weighted.
+
+    Terms match exactly or, for terms of 4+ characters, by containment, so "Activision" finds
+    ACTIVISIONBLIZZARD_2019_10K.pdf and "FY2019" finds its 2019. A term every document shares
+    (e.g. "10k") weighs little. Documents the question does not name score 0.
+    """
+    query_terms = set(search_tokens(question))
+    doc_terms = {doc_id: set(search_tokens(text)) for doc_id, text in profiles.items()}
+    df: dict[str, int] = {}
+    for terms in doc_terms.values():
+        for term in terms:
+            df[term] = df.get(term, 0) + 1
+    n = len(profiles)
+
+    def named(term: str) -> bool:
+        return term in query_terms or (len(term) >= 4 and any(
+            len(q) >= 4 and (q in term or term in q) for q in query_terms))
+
+    return {doc_id: sum(math.log(1 + n / df[t]) for t in terms if named(t)) for doc_id, terms in doc_terms.items()}
+
+
+def focus_documents(scores: dict[str, float], *, max_docs: int = 3) -> list[str]:
+    """The documents a question clearly names: near the best score, and the best must rest on a term
+    at most half of the documents share. Empty when the question names none (or there are few docs)."""
+    n = len(scores)
+    best = max(scores.values(), default=0.0)
+    if n < 3 or best < math.log(1 + 2):
+        return []
+    ranked = sorted((d for d, s in scores.items() if s >= 0.75 * best), key=lambda d: -scores[d])
+    return ranked[:max_docs] if len(ranked) < n / 2 else []
+
+
 class Retriever:
     def __init__(self, settings: Settings, store: DocumentStore, vectors: VectorStore, embedder: Embedder,
                  llm: LLMClient | None):
@@ -105,8 +140,36 @@ class Retriever:
 
     def search(self, user_id: str, question: str, options: RetrievalOptions) -> RetrievalResult:
         warnings: list[str] = []
-        queries = [question]
-        hyde_text = None
+        queries, hyde_text = self._expand(question, options, warnings)
+        docs = self._doc_index(user_id)
+        focus = focus_documents(document_scores(
+            question, {d: document_context(name, title) for d, (name, title) in docs.items()}))
+        rankings = self._rankings(user_id, queries, hyde_text, options, focus)
+
+        # An embedder that does not know the question's language ranks at random; let it only break ties.
+        dense_weight = 1.0 if self.embedder.supports(detect_language(question)) else self.settings.foreign_dense_weight
+        weights = {name: dense_weight for name in rankings if name.startswith(("dense", "hyde"))}
+        for name in ("dense_focus", "bm25_focus"):
+            if name in rankings:
+                weights[name] = weights.get(name, 1.0) * self.settings.focus_weight
+        fused = reciprocal_rank_fusion(rankings, k=self.settings.rrf_k, weights=weights)
+        pool = fused[:max(options.top_k, self.settings.rerank_candidates if options.rerank else options.top_k)]
+        chunks = self.store.get_chunks(user_id, [cid for cid, _, _ in pool])
+        scored = [p for p in pool if p[0] in chunks]   # vectors of a just-removed document may linger
+        if options.rerank and self.settings.reranker_model and scored:
+            scored = self._rerank(question, scored, chunks, docs)
+        hits = []
+        for rank, (cid, score, ranks) in enumerate(scored[:options.top_k], start=1):
+            chunk = chunks[cid]
+            name, title = docs.get(chunk.doc_id, (chunk.doc_id, chunk.doc_id))
+            hits.append(SearchHit(chunk=chunk, doc_name=name, doc_title=title, score=score, rank=rank,
+                                  sources=ranks))
+        return RetrievalResult(hits=hits, queries=queries + ([f"HyDE: {hyde_text}"] if hyde_text else []),
+                               warnings=warnings)
+
+    def _expand(self, question: str, options: RetrievalOptions, warnings: list[str]) -> tuple[list[str], str | None]:
+        """The queries to search (the question first, then MQE rewrites) and the HyDE passage, if asked."""
+        queries, hyde_text = [question], None
         if (options.mqe or options.hyde) and self.llm is None:
             warnings.append("Query expansion (MQE/HyDE) needs a language model; searched with the question only.")
         elif options.mqe or options.hyde:
@@ -117,50 +180,48 @@ class Retriever:
                     hyde_text = hypothetical_passage(question, self.llm)
             except LLMError as exc:
                 warnings.append(f"Query expansion was skipped: {exc}")
+        return queries, hyde_text
 
+    def _rankings(self, user_id: str, queries: list[str], hyde_text: str | None, options: RetrievalOptions,
+                  focus: list[str]) -> dict[str, list[str]]:
+        """One ranked chunk-id list per retriever and query. When the question names documents, the
+        question is also searched within them ("…_focus" lists), so a generic question about a named
+        filing is not drowned by the other filings' similar pages."""
         rankings: dict[str, list[str]] = {}
         collection = collection_name(RAG_COLLECTION, user_id)
+        focus_set = set(focus)
         if options.mode in ("hybrid", "dense"):
             dense_texts = queries + ([hyde_text] if hyde_text else [])
             vectors = self.embedder.embed(dense_texts, kind="query")
             for i, vector in enumerate(vectors):
                 name = "hyde" if hyde_text and i == len(dense_texts) - 1 else f"dense{i}"
-                rankings[name] = [h.id for h in self.vectors.search(collection, vector, options.candidates)]
+                # Over-fetch once and filter here: local Qdrant's payload filters are slow.
+                found = self.vectors.search(collection, vector, options.candidates * (8 if focus and i == 0 else 1))
+                rankings[name] = [h.id for h in found[:options.candidates]]
+                if focus and i == 0:
+                    rankings["dense_focus"] = [h.id for h in found if h.payload.get("doc_id") in focus_set
+                                               ][:options.candidates]
         if options.mode in ("hybrid", "bm25"):
             for i, q in enumerate(queries):
                 rankings[f"bm25{i}"] = [cid for cid, _ in self.store.bm25_search(user_id, q, options.candidates)]
+            if focus:
+                rankings["bm25_focus"] = [cid for cid, _ in self.store.bm25_search(
+                    user_id, queries[0], options.candidates, doc_ids=focus)]
+        return rankings
 
-        # An embedder that does not know the question's language ranks at random; let it only break ties.
-        dense_weight = 1.0 if self.embedder.supports(detect_language(question)) else self.settings.foreign_dense_weight
-        weights = {name: dense_weight for name in rankings if name.startswith(("dense", "hyde"))}
-        fused = reciprocal_rank_fusion(rankings, k=self.settings.rrf_k, weights=weights)
-        pool = fused[:max(options.top_k, self.settings.rerank_candidates if options.rerank else options.top_k)]
-        chunks = self.store.get_chunks(user_id, [cid for cid, _, _ in pool])
-        pool = [p for p in pool if p[0] in chunks]   # vectors of a just-removed document may linger
-        scored = [(cid, score, ranks) for cid, score, ranks in pool]
-        if options.rerank and self.settings.reranker_model and scored:
-            docs = self._doc_index(user_id)
-            texts = [self._context_text(chunks[cid], docs) for cid, _, _ in scored]
-            rerank_scores = Reranker.get(self.settings.reranker_model).scores(question, texts)
-            scored = sorted(((cid, s, {**ranks, "rerank": 0}) for (cid, _, ranks), s in zip(scored, rerank_scores)),
-                            key=lambda t: -t[1])
-            for rank, (_, _, ranks) in enumerate(scored, start=1):
-                ranks["rerank"] = rank
-        docs = self._doc_index(user_id)
-        hits = []
-        for rank, (cid, score, ranks) in enumerate(scored[:options.top_k], start=1):
-            chunk = chunks[cid]
-            name, title = docs.get(chunk.doc_id, (chunk.doc_id, chunk.doc_id))
-            hits.append(SearchHit(chunk=chunk, doc_name=name, doc_title=title, score=score, rank=rank,
-                                  sources=ranks))
-        return RetrievalResult(hits=hits, queries=queries + ([f"HyDE: {hyde_text}"] if hyde_text else []),
-                               warnings=warnings)
+    def _rerank(self, question: str, scored: list, chunks: dict, docs: dict) -> list:
+        texts = [self._context_text(chunks[cid], docs) for cid, _, _ in scored]
+        rerank_scores = Reranker.get(self.settings.reranker_model).scores(question, texts)
+        reranked = sorted(((cid, s, dict(ranks)) for (cid, _, ranks), s in zip(scored, rerank_scores)),
+                          key=lambda t: -t[1])
+        for rank, (_, _, ranks) in enumerate(reranked, start=1):
+            ranks["rerank"] = rank
+        return reranked
 
     def _doc_index(self, user_id: str) -> dict[str, tuple[str, str]]:
         return {d.doc_id: (d.name, d.title) for d in self.store.list_documents(user_id)}
 
     @staticmethod
     def _context_text(chunk, docs) -> str:
-        from rag.chunk import document_context, embedding_text
         name, title = docs.get(chunk.doc_id, ("", ""))
         return embedding_text(document_context(name, title), chunk.heading_path, chunk.text)

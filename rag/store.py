@@ -143,16 +143,19 @@ class DocumentStore:
         return self._conn.execute("SELECT COUNT(*) FROM chunks WHERE user_id=?", (user_id,)).fetchone()[0]
 
     # -- BM25 -------------------------------------------------------------------------------------
-    def bm25_search(self, user_id: str, query: str, limit: int) -> list[tuple[str, float]]:
-        """(chunk_id, score) best first; score = -bm25 so higher is better."""
+    def bm25_search(self, user_id: str, query: str, limit: int,
+                    doc_ids: list[str] | None = None) -> list[tuple[str, float]]:
+        """(chunk_id, score) best first; score = -bm25 so higher is better. `doc_ids` limits the search."""
         fts = self._fts_table(user_id, create=False)
         terms = list(dict.fromkeys(search_tokens(query)))
         if not fts or not terms:
             return []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms[:64])
+        only = f"AND c.doc_id IN ({','.join('?' * len(doc_ids))})" if doc_ids else ""
         rows = self._conn.execute(
             f"SELECT c.chunk_id, -bm25({fts}) AS s FROM {fts} JOIN chunks c ON c.id = {fts}.rowid "
-            f"WHERE {fts} MATCH ? ORDER BY bm25({fts}) LIMIT ?", (match, limit)).fetchall()
+            f"WHERE {fts} MATCH ? {only} ORDER BY bm25({fts}) LIMIT ?",
+            (match, *(doc_ids or []), limit)).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
     def _fts_table(self, user_id: str, *, create: bool) -> str | None:

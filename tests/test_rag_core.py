@@ -176,3 +176,24 @@ def test_documents_survive_a_restart(settings):
     reopened = RAGTool("alice", settings)
     assert reopened.get_document(doc.doc_id).chunks == doc.chunks
     assert "dictionary" in reopened.search("dictionary keys values")[0].chunk.text.lower()
+
+
+def test_questions_naming_a_document_focus_on_it():
+    from rag.retrieve import document_scores, focus_documents
+    profiles = {f"d{i}": name for i, name in enumerate([
+        "ACTIVISIONBLIZZARD 2019 10K", "BOEING 2018 10K", "BOEING 2022 10K", "NIKE 2021 10K", "PFIZER 2023Q2 10Q"])}
+    scores = document_scores("What was Activision Blizzard's FY2019 revenue?", profiles)
+    assert focus_documents(scores) == ["d0"]                 # containment: Activision ⊂ ACTIVISIONBLIZZARD
+    assert focus_documents(document_scores("Boeing gross margin in FY2022", profiles))[0] == "d2"
+    assert focus_documents(document_scores("What is a tuple?", profiles)) == []
+    assert focus_documents(document_scores("revenue of the 10K filings", profiles)) == []   # shared by all
+
+
+def test_bm25_search_can_be_limited_to_documents(settings):
+    tool = RAGTool("alice", settings)
+    a = tool.add_text("# A\n\nRevenue grew in 2019 thanks to games.", title="a")
+    b = tool.add_text("# B\n\nRevenue fell in 2019 because of planes.", title="b")
+    everywhere = {cid.split(":")[0] for cid, _ in tool.store.bm25_search("alice", "revenue 2019", 10)}
+    assert everywhere == {a.doc_id, b.doc_id}
+    only_b = tool.store.bm25_search("alice", "revenue 2019", 10, doc_ids=[b.doc_id])
+    assert only_b and all(cid.startswith(b.doc_id) for cid, _ in only_b)

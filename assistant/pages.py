@@ -1,0 +1,140 @@
+"""A PDF page rendered as an image with a cited passage highlighted.
+
+The passage is the chunk text (or quoted sentences) the converter produced, so it rarely matches the
+page's text layer character for character: line breaks, hyphenation and footnote marks differ. We
+therefore match WORDS: every run of at least `MIN_RUN` consecutive page words that also occur as a
+run in the passage is highlighted. The boxes come from PDFium's own text rectangles.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core.errors import DocumentError
+from core.text import CJK_CHAR
+from rag.pdf_converter import PDFIUM_LOCK
+
+MIN_RUN = 4            # words (or CJK characters) a highlighted run needs, so stray words stay unmarked
+LONG_RUN = 7           # ...and for passages of 21+ words, so shared stock phrases stay unmarked
+HIGHLIGHT = (255, 214, 0, 90)
+OUTLINE = (230, 150, 0, 255)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# PDFium is not thread-safe: share the converter's lock so rendering never overlaps a conversion.
+_pdfium_lock = PDFIUM_LOCK
+
+
+@dataclass
+class RenderedPage:
+    image: "object"                      # PIL.Image.Image
+    page: int                            # 1-based
+    page_count: int
+    boxes: list[tuple[float, float, float, float]] = field(default_factory=list)  # image pixels
+    matched_words: int = 0
+
+
+def _tokens(text: str) -> list[tuple[str, int, int]]:
+    """(normalised token, start, end): words, with each CJK character a token of its own."""
+    out = []
+    for m in _WORD.finditer(text):
+        word = m.group()
+        if CJK_CHAR.search(word):
+            for i, ch in enumerate(word):
+                out.append((ch.lower(), m.start() + i, m.start() + i + 1))
+        else:
+            out.append((word.lower(), m.start(), m.end()))
+    return out
+
+
+def matching_runs(page_text: str, passage: str, min_run: int = MIN_RUN) -> list[tuple[int, int]]:
+    """Character ranges (start, end) of page_text covered by word runs shared with the passage."""
+    page = _tokens(page_text)
+    words = [t[0] for t in _tokens(passage)]
+    if len(words) < min_run or len(page) < min_run:
+        return []
+    grams = {tuple(words[i:i + min_run]) for i in range(len(words) - min_run + 1)}
+    covered = [False] * len(page)
+    page_words = [t[0] for t in page]
+    for i in range(len(page) - min_run + 1):
+        if tuple(page_words[i:i + min_run]) in grams:
+            for j in range(i, i + min_run):
+                covered[j] = True
+    # A long passage shares stock phrases ("as a result of the") with the rest of the page; only
+    # longer runs are the passage itself.
+    keep = min_run if len(words) < 3 * LONG_RUN else LONG_RUN
+    runs, start = [], None
+    for i, c in enumerate(covered + [False]):
+        if c and start is None:
+            start = i
+        elif not c and start is not None:
+            if i - start >= keep:
+                runs.append((page[start][1], page[i - 1][2]))
+            start = None
+    return runs
+
+
+def render_page(pdf_path: str | Path, page: int, passage: str | None = None, *, scale: float = 1.5) -> RenderedPage:
+    """Page `page` (1-based) of the PDF as a PIL image, the passage's words highlighted."""
+    import pypdfium2 as pdfium
+    from PIL import Image, ImageDraw
+
+    path = Path(pdf_path)
+    if not path.is_file():
+        raise DocumentError("The original file of this document is no longer stored; upload it again to see its pages.")
+    with _pdfium_lock:
+        try:
+            pdf = pdfium.PdfDocument(str(path))
+        except Exception as exc:  # noqa: BLE001 - pdfium raises its own error types
+            raise DocumentError(f"'{path.name}' cannot be opened as a PDF to show its pages.") from exc
+        try:
+            count = len(pdf)
+            if not 1 <= page <= count:
+                raise DocumentError(f"This document has {count} pages; page {page} does not exist.")
+            pdf_page = pdf[page - 1]
+            _, height = pdf_page.get_size()
+            image = pdf_page.render(scale=scale).to_pil().convert("RGBA")
+            boxes: list[tuple[float, float, float, float]] = []
+            matched = 0
+            if passage:
+                textpage = pdf_page.get_textpage()
+                n_chars = textpage.count_chars()
+                text = textpage.get_text_range(0, n_chars) if n_chars > 0 else ""
+                for start, end in matching_runs(text, passage):
+                    matched += len(_tokens(text[start:end]))
+                    for i in range(textpage.count_rects(start, end - start)):
+                        left, bottom, right, top = textpage.get_rect(i)
+                        boxes.append((left * scale, (height - top) * scale, right * scale, (height - bottom) * scale))
+                textpage.close()
+            pdf_page.close()
+        finally:
+            pdf.close()
+    if boxes:
+        overlay = Image.new("RGBA", image.size, (0, 0, 0, 0))
+        draw = ImageDraw.Draw(overlay)
+        for x0, y0, x1, y1 in boxes:
+            draw.rectangle((x0 - 1, y0 - 1, x1 + 1, y1 + 1), fill=HIGHLIGHT)
+        image = Image.alpha_composite(image, overlay)
+        # A margin mark makes the passage easy to find on a full page.
+        ys = [b[1] for b in boxes] + [b[3] for b in boxes]
+        ImageDraw.Draw(image).rectangle((4, min(ys), 9, max(ys)), fill=OUTLINE)
+    return RenderedPage(image.convert("RGB"), page, count, boxes, matched)
+
+
+def best_page(pdf_path: str | Path, page_start: int, page_end: int, passage: str) -> int:
+    """Of a passage's pages, the one sharing most of its words (a chunk may straddle a page break)."""
+    if page_end <= page_start:
+        return page_start
+    import pypdfium2 as pdfium
+    best, best_words = page_start, -1
+    with _pdfium_lock:
+        pdf = pdfium.PdfDocument(str(pdf_path))
+        try:
+            for p in range(page_start, min(page_end, len(pdf)) + 1):
+                tp = pdf[p - 1].get_textpage()
+                text = tp.get_text_range(0, tp.count_chars()) if tp.count_chars() > 0 else ""
+                words = sum(len(_tokens(text[s:e])) for s, e in matching_runs(text, passage))
+                if words > best_words:
+                    best, best_words = p, words
+        finally:
+            pdf.close()
+    return best
