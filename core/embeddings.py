@@ -21,6 +21,7 @@ from core.settings import Settings
 # Model hubs are unreachable for many users (and on CI): never let a library try to download.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")   # no "Loading weights" bars in CLI output
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,8 @@ def resolve_model_path(name: str) -> str:
 class SentenceTransformerEmbedder(Embedder):
     def __init__(self, model: str, *, device: str = "cpu", batch_size: int = 64):
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+        transformers_logging.disable_progress_bar()
         path = resolve_model_path(model)
         try:
             self._model = SentenceTransformer(path, device=device)

@@ -46,8 +46,12 @@ def build_messages(question: str, packed: list[tuple[int, SearchHit]], *, histor
 
 
 def citation_for(n: int, hit: SearchHit, quote: str | None = None) -> Citation:
-    return Citation(n=n, doc_id=hit.chunk.doc_id, doc_name=hit.doc_name, page_start=hit.chunk.page_start,
-                    page_end=hit.chunk.page_end, chunk_id=hit.chunk.chunk_id, score=round(hit.score, 4),
+    """A citation of the hit; when quoting part of it, the pages are those of the quoted part."""
+    page_start, page_end = hit.chunk.page_start, hit.chunk.page_end
+    if quote is not None and (at := hit.chunk.text.find(quote)) >= 0:
+        page_start, page_end = hit.chunk.pages_of_span(at, at + len(quote))
+    return Citation(n=n, doc_id=hit.chunk.doc_id, doc_name=hit.doc_name, page_start=page_start,
+                    page_end=page_end, chunk_id=hit.chunk.chunk_id, score=round(hit.score, 4),
                     quote=quote if quote is not None else hit.chunk.text)
 
 
@@ -99,7 +103,11 @@ def extractive_answer(question: str, hits: list[SearchHit], *, max_sentences: in
     for _, n, _, sentence, hit in chosen:
         if n not in citations:
             citations[n] = citation_for(n, hit, quote=sentence)
-        else:
-            citations[n].quote += " … " + sentence
+        else:   # a second sentence of the same source widens its page range if need be
+            extra = citation_for(n, hit, quote=sentence)
+            c = citations[n]
+            c.quote += " … " + sentence
+            if c.page_start is not None and extra.page_start is not None:
+                c.page_start, c.page_end = min(c.page_start, extra.page_start), max(c.page_end, extra.page_end)
     return Answer(question=question, text="\n".join(lines), citations=list(citations.values()),
                   mode="extractive", notice=prompts.EXTRACTIVE_NOTICE)

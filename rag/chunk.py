@@ -103,6 +103,13 @@ def page_range(pages: list[PageSpan], char_start: int, char_end: int) -> tuple[i
     return pages[i].page, pages[j].page
 
 
+def page_breaks(pages: list[PageSpan], start: int, end: int) -> list[tuple[int, int]]:
+    """(offset relative to `start`, page) for each page overlapping [start, end), the first at 0."""
+    breaks = [(max(0, p.char_start - start), p.page) for p in pages
+              if p.char_end > start and p.char_start < max(end, start + 1)]
+    return breaks
+
+
 def chunk_document(doc: ConvertedDocument, doc_id: str, *, size: int, overlap: int) -> list[Chunk]:
     if size < 10:
         raise ValueError("chunk size must be at least 10 tokens")
@@ -117,9 +124,11 @@ def chunk_document(doc: ConvertedDocument, doc_id: str, *, size: int, overlap: i
     for ordinal, (path, s, e) in enumerate(pieces):
         page_start, page_end = page_range(doc.pages, s, e)
         body = text[s:e].strip()
+        body_start = s + (len(text[s:e]) - len(text[s:e].lstrip()))
         chunks.append(Chunk(chunk_id=f"{doc_id}:{ordinal}", doc_id=doc_id, ordinal=ordinal, text=body,
                             heading_path=path, page_start=page_start, page_end=page_end,
-                            char_start=s, char_end=e, token_count=len(token_spans(body))))
+                            char_start=s, char_end=e, token_count=len(token_spans(body)),
+                            page_breaks=page_breaks(doc.pages, body_start, body_start + len(body))))
     return chunks
 
 

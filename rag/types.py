@@ -49,6 +49,20 @@ class Chunk:
     char_start: int
     char_end: int
     token_count: int
+    # Where pages begin inside `text`: (offset in text, page), first entry at 0. Empty if page-less.
+    page_breaks: list[tuple[int, int]] = field(default_factory=list)
+
+    def pages_of_span(self, start: int, end: int) -> tuple[int | None, int | None]:
+        """First and last page of text[start:end] (the chunk's own range when no page map is known)."""
+        if not self.page_breaks:
+            return self.page_start, self.page_end
+        first = last = self.page_breaks[0][1]
+        for offset, page in self.page_breaks:
+            if offset <= start:
+                first = page
+            if offset < max(end, start + 1):
+                last = page
+        return first, last
 
 
 @dataclass
