@@ -52,6 +52,8 @@ class Settings(BaseSettings):
     top_k: int = 8
     candidates: int = Field(50, description="Hits per retriever fed into fusion.")
     rrf_k: int = 60
+    dense_weight: float = Field(1.0, description="RRF weight of dense (embedding) result lists.")
+    bm25_weight: float = Field(1.0, description="RRF weight of BM25 result lists.")
     focus_weight: float = Field(
         1.0, description="RRF weight of the extra searches inside documents the question names (0 = off).")
     foreign_dense_weight: float = Field(

@@ -147,8 +147,10 @@ class Retriever:
         rankings = self._rankings(user_id, queries, hyde_text, options, focus)
 
         # An embedder that does not know the question's language ranks at random; let it only break ties.
-        dense_weight = 1.0 if self.embedder.supports(detect_language(question)) else self.settings.foreign_dense_weight
-        weights = {name: dense_weight for name in rankings if name.startswith(("dense", "hyde"))}
+        dense_weight = self.settings.dense_weight if self.embedder.supports(detect_language(question)) \
+            else self.settings.foreign_dense_weight
+        weights = {name: dense_weight if name.startswith(("dense", "hyde")) else self.settings.bm25_weight
+                   for name in rankings}
         for name in ("dense_focus", "bm25_focus"):
             if name in rankings:
                 weights[name] = weights.get(name, 1.0) * self.settings.focus_weight
@@ -189,18 +191,15 @@ class Retriever:
         filing is not drowned by the other filings' similar pages."""
         rankings: dict[str, list[str]] = {}
         collection = collection_name(RAG_COLLECTION, user_id)
-        focus_set = set(focus)
         if options.mode in ("hybrid", "dense"):
             dense_texts = queries + ([hyde_text] if hyde_text else [])
             vectors = self.embedder.embed(dense_texts, kind="query")
             for i, vector in enumerate(vectors):
                 name = "hyde" if hyde_text and i == len(dense_texts) - 1 else f"dense{i}"
-                # Over-fetch once and filter here: local Qdrant's payload filters are slow.
-                found = self.vectors.search(collection, vector, options.candidates * (8 if focus and i == 0 else 1))
-                rankings[name] = [h.id for h in found[:options.candidates]]
+                rankings[name] = [h.id for h in self.vectors.search(collection, vector, options.candidates)]
                 if focus and i == 0:
-                    rankings["dense_focus"] = [h.id for h in found if h.payload.get("doc_id") in focus_set
-                                               ][:options.candidates]
+                    rankings["dense_focus"] = [h.id for h in self.vectors.search(
+                        collection, vector, options.candidates, where={"doc_id": focus})]
         if options.mode in ("hybrid", "bm25"):
             for i, q in enumerate(queries):
                 rankings[f"bm25{i}"] = [cid for cid, _ in self.store.bm25_search(user_id, q, options.candidates)]
