@@ -1,0 +1,553 @@
+"""The Gradio UI of the PDF learning assistant: builds the Blocks and wires events to the facade.
+
+    python app.py            # http://127.0.0.1:7860 (APP_HOST / APP_PORT)
+
+Every handler resolves the person (the login name with APP_USERS, else the one local user) and calls
+that person's `PDFLearningAssistant` (`assistant.get_assistant`); nothing here holds state shared by
+visitors. Errors reach the person as one sentence (a status line or a warning toast), never a traceback.
+UI text comes from static/i18n.json (English and Chinese), chosen by the browser's language.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import time
+import uuid
+from datetime import datetime, time as dtime, timedelta
+from pathlib import Path
+
+import gradio as gr
+
+from assistant import get_assistant
+from assistant.types import AskResult, RecallFilters
+from assistant.views import graph_svg, progress_table, reflow_quotes, report_frames
+from core.errors import AssistantError
+from core.settings import Settings, get_settings
+from rag.prompts import EXTRACTIVE_NOTICE
+
+log = logging.getLogger("app")
+HERE = Path(__file__).resolve().parent
+TEXT: dict[str, dict[str, str]] = json.loads((HERE / "static" / "i18n.json").read_text(encoding="utf-8"))
+I18N = gr.I18n(**{"en": TEXT["en"], "zh-CN": TEXT["zh-CN"], "zh": TEXT["zh-CN"], "zh-TW": TEXT["zh-CN"]})
+_ = I18N  # component text: translated in the browser
+MEMORY_TYPES = ["working", "episodic", "semantic", "perceptual"]
+FORGET_STRATEGIES = ["importance_based", "time_based", "capacity_based"]
+UPLOAD_TYPES = [".pdf", ".md", ".markdown", ".txt", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".csv", ".json"]
+
+
+def parse_users(spec: str | None) -> list[tuple[str, str]]:
+    """'alice:pw1,bob:pw2' -> [("alice", "pw1"), ("bob", "pw2")]; empty -> [] (no login)."""
+    users = []
+    for part in (spec or "").split(","):
+        if not part.strip():
+            continue
+        name, sep, password = part.partition(":")
+        if not sep or not name.strip() or not password:
+            raise SystemExit(f"APP_USERS entry '{part.strip()}' must look like name:password.")
+        users.append((name.strip(), password))
+    return users
+
+
+# -- per-request helpers -------------------------------------------------------------------------------
+
+def lang_of(request: gr.Request | None) -> str:
+    header = (request.headers.get("accept-language", "") if request is not None else "") or ""
+    return "zh-CN" if header.lower().startswith("zh") else "en"
+
+
+def t(request: gr.Request | None, key: str, **values) -> str:
+    """Text for messages made by handlers (component labels are translated by the browser)."""
+    template = TEXT[lang_of(request)].get(key) or TEXT["en"][key]
+    return template.format(**values) if values else template
+
+
+def cols(request, *keys: str) -> list[str]:
+    return [t(request, f"col_{k}") for k in keys]
+
+
+def short(text: str, n: int = 160) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[:n - 1] + "…"
+
+
+def when(moment: datetime) -> str:
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def failure(request, exc: Exception) -> str:
+    """One sentence for the person: the error's own for AssistantError, else a generic one (logged)."""
+    if isinstance(exc, AssistantError):
+        return str(exc)
+    log.exception("handler failed")
+    return t(request, "msg_error", kind=type(exc).__name__)
+
+
+def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = None) -> gr.Blocks:
+    settings = settings or get_settings()
+    auth_enabled = bool(parse_users(settings.app_users)) if auth_enabled is None else auth_enabled
+    llm_on = settings.llm_configured
+
+    def user_of(request: gr.Request | None) -> str:
+        name = getattr(request, "username", None) if request is not None else None
+        if auth_enabled and not name:
+            raise AssistantError("Please log in again; your session has no user.")
+        return name or settings.default_user
+
+    def assistant_for(request: gr.Request | None):
+        return get_assistant(user_of(request), settings)
+
+    # -- data for the views --------------------------------------------------------------------------
+    def documents_view(request):
+        import pandas as pd
+        docs = assistant_for(request).list_documents()
+        table = pd.DataFrame([[d.name, d.title, d.pages, d.chunks, when(d.added_at)] for d in docs],
+                             columns=cols(request, "name", "title", "pages", "chunks", "added"))
+        choices = [(f"{d.name} ({d.pages} p.)", d.doc_id) for d in docs]
+        return table, gr.update(choices=choices, value=None)
+
+    def notes_view(request):
+        import pandas as pd
+        a = assistant_for(request)
+        notes = a.list_notes()
+        table = pd.DataFrame([[when(n.timestamp), n.metadata.get("concept", ""), short(n.content, 300)] for n in notes],
+                             columns=cols(request, "when", "concept", "note"))
+        own = {str(n.metadata.get("concept", "")).strip().lower() for n in notes}
+        svg = graph_svg(a.concept_graph(), own_concepts=own, empty_text=t(request, "msg_no_concepts"))
+        return table, svg
+
+    def memories_frame(request, refs, extra=None):
+        import pandas as pd
+        rows = []
+        for i, r in enumerate(refs):
+            row = [r.memory_type, r.kind, when(r.timestamp), f"{r.importance:.2f}",
+                   "" if r.score is None else f"{r.score:.3f}", short(r.content, 220)]
+            if extra is not None:
+                row.append(extra[i])
+            rows.append(row)
+        names = cols(request, "type", "kind", "when", "importance", "score", "content")
+        if extra is not None:
+            names.append(t(request, "col_target"))
+        return pd.DataFrame(rows, columns=names)
+
+    # -- handlers: page load ---------------------------------------------------------------------------
+    def on_load(request: gr.Request):
+        try:
+            a = assistant_for(request)
+            who = t(request, "msg_signed_in" if auth_enabled else "msg_local_user", user=a.user_id)
+            model = t(request, "msg_llm_on", model=settings.llm_model) if llm_on else t(request, "msg_llm_off")
+            table, choices = documents_view(request)
+            return f"{who} {model}", table, choices, uuid.uuid4().hex[:12]
+        except Exception as exc:  # noqa: BLE001
+            return failure(request, exc), gr.update(), gr.update(), uuid.uuid4().hex[:12]
+
+    # -- handlers: documents ---------------------------------------------------------------------------
+    def upload(files, session, request: gr.Request, progress=gr.Progress()):
+        paths = [f if isinstance(f, str) else getattr(f, "name", str(f)) for f in (files or [])]
+        if not paths:
+            gr.Warning(t(request, "msg_no_files"))
+            yield gr.update(), t(request, "msg_no_files"), gr.update(), gr.update(), gr.update()
+            return
+        heads = (t(request, "col_file"), t(request, "col_progress"), t(request, "col_result"))
+        rows = [{"name": Path(p).name, "state": "queued", "message": t(request, "msg_queued")} for p in paths]
+        counts = {"ok": 0, "exists": 0, "failed": 0}
+        try:
+            a = assistant_for(request)
+        except Exception as exc:  # noqa: BLE001
+            yield gr.update(), failure(request, exc), gr.update(), gr.update(), gr.update()
+            return
+        yield progress_table(rows, heads), "", gr.update(), gr.update(), gr.update()
+        for i, path in enumerate(paths):
+            progress((i, len(paths)), desc=f"{rows[i]['name']} ({i + 1}/{len(paths)})")
+            rows[i].update(state="working", message=t(request, "msg_working"))
+            yield progress_table(rows, heads), "", gr.update(), gr.update(), gr.update()
+            try:
+                result = a.load_document(path, name=Path(path).name, session_id=session)
+                if result.already_present:
+                    counts["exists"] += 1
+                    rows[i].update(state="exists", message=t(request, "msg_exists_detail", pages=result.pages))
+                else:
+                    counts["ok"] += 1
+                    rows[i].update(state="done", message=t(request, "msg_added_detail", pages=result.pages,
+                                                          chunks=result.chunks, seconds=f"{result.seconds:.1f}"))
+            except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
+                counts["failed"] += 1
+                rows[i].update(state="error", message=failure(request, exc))
+            yield progress_table(rows, heads), "", gr.update(), gr.update(), gr.update()
+        progress((len(paths), len(paths)))
+        table, choices = documents_view(request)
+        status = t(request, "msg_upload_done", n=len(paths), **counts)
+        yield progress_table(rows, heads), status, table, choices, gr.update(value=None)
+
+    def delete_document(doc_id, session, request: gr.Request):
+        if not doc_id:
+            gr.Warning(t(request, "msg_pick_document"))
+            return t(request, "msg_pick_document"), gr.update(), gr.update()
+        try:
+            a = assistant_for(request)
+            names = {d.doc_id: d.name for d in a.list_documents()}
+            removed = a.delete_document(doc_id, session_id=session)
+            status = t(request, "msg_deleted", name=names.get(doc_id, doc_id)) if removed else t(request, "msg_not_found")
+            table, choices = documents_view(request)
+            return status, table, choices
+        except Exception as exc:  # noqa: BLE001
+            return failure(request, exc), gr.update(), gr.update()
+
+    def refresh_documents(request: gr.Request):
+        try:
+            return documents_view(request)
+        except Exception as exc:  # noqa: BLE001
+            gr.Warning(failure(request, exc))
+            return gr.update(), gr.update()
+
+    # -- handlers: questions ---------------------------------------------------------------------------
+    def ask(question, history, mqe, hyde, session, request: gr.Request):
+        question = (question or "").strip()
+        history = list(history or [])
+        session = session or uuid.uuid4().hex[:12]
+        none = gr.update()
+        if not question:
+            gr.Warning(t(request, "msg_empty_question"))
+            yield none, none, none, none, none, none, history, session, none
+            return
+        shown = history + [{"role": "user", "content": question}, {"role": "assistant", "content": "…"}]
+        yield (shown, "", gr.update(choices=[], value=None), None, "", "", history, session, [])
+        text, result = "", None
+        try:
+            a = assistant_for(request)
+            for item in a.ask(question, history, mqe=bool(mqe) and llm_on, hyde=bool(hyde) and llm_on,
+                              session_id=session):
+                if isinstance(item, AskResult):
+                    result = item
+                else:
+                    text += item
+                    shown[-1] = {"role": "assistant", "content": reflow_quotes(text)}
+                    yield shown, none, none, none, none, none, history, session, none
+        except Exception as exc:  # noqa: BLE001
+            message = failure(request, exc)
+            gr.Warning(message)
+            shown[-1] = {"role": "assistant", "content": message}
+            yield shown, question, none, none, message, "", history, session, []
+            return
+        shown[-1] = {"role": "assistant", "content": reflow_quotes(result.text)}
+        new_history = history + [{"role": "user", "content": question}, {"role": "assistant", "content": result.text}]
+        choices = [(f"{c.label} — score {c.score:.3f}", str(i)) for i, c in enumerate(result.citations)]
+        memory_md = ""
+        if result.memories and result.route == "documents":
+            from assistant.history import describe
+            memory_md = f"**{t(request, 'memory_used')}**\n\n" + "\n".join(
+                f"- {short(describe(m), 200)}" for m in result.memories)
+        notice = result.notice
+        if not llm_on:  # the banner above the chat already says answers are extractive
+            notice = notice.replace(EXTRACTIVE_NOTICE, "").strip()
+        yield (shown, none, gr.update(choices=choices, value=None), None, notice, memory_md, new_history,
+               session, result.citations)
+
+    def show_source(choice, citations, request: gr.Request):
+        if choice in (None, "") or not citations:
+            return gr.update(), ""
+        try:
+            citation = citations[int(choice)]
+            page = assistant_for(request).render_source(citation)
+            caption = f"{citation.label} — page {page.page} of {page.page_count}"
+            return gr.update(value=page.image, label=caption), ""
+        except Exception as exc:  # noqa: BLE001
+            message = failure(request, exc)
+            gr.Warning(message)
+            return gr.update(value=None), message
+
+    def new_conversation():
+        return [], [], gr.update(choices=[], value=None), None, "", "", []
+
+    # -- handlers: notes -------------------------------------------------------------------------------
+    def refresh_notes(request: gr.Request):
+        try:
+            a = assistant_for(request)
+            table, svg = notes_view(request)
+            return gr.update(choices=a.suggest_concepts()), table, svg
+        except Exception as exc:  # noqa: BLE001
+            gr.Warning(failure(request, exc))
+            return gr.update(), gr.update(), gr.update()
+
+    def save_note(concept, text, session, request: gr.Request):
+        try:
+            a = assistant_for(request)
+            note = a.add_note(text, concept, session_id=session)
+            table, svg = notes_view(request)
+            label = f" ({note.concept})" if note.concept else ""
+            return t(request, "msg_note_saved", concept=label), "", table, svg, gr.update(choices=a.suggest_concepts())
+        except Exception as exc:  # noqa: BLE001
+            message = failure(request, exc)
+            gr.Warning(message)
+            return message, gr.update(), gr.update(), gr.update(), gr.update()
+
+    # -- handlers: recall ------------------------------------------------------------------------------
+    def day(value, end: bool):
+        if value in (None, ""):
+            return None
+        moment = value if isinstance(value, datetime) else (
+            datetime.fromtimestamp(value) if isinstance(value, (int, float)) else datetime.fromisoformat(str(value)[:10]))
+        start = datetime.combine(moment.date(), dtime.min).astimezone()
+        return start + timedelta(days=1) - timedelta(microseconds=1) if end else start
+
+    def recall(query, types, since, until, request: gr.Request):
+        try:
+            filters = RecallFilters(memory_types=list(types) or None, since=day(since, False), until=day(until, True),
+                                    limit=50)
+            refs = assistant_for(request).recall(query or "", filters)
+            return memories_frame(request, refs), t(request, "msg_recall_count", n=len(refs))
+        except Exception as exc:  # noqa: BLE001
+            message = failure(request, exc)
+            gr.Warning(message)
+            return gr.update(), message
+
+    def consolidate_preview(request: gr.Request):
+        try:
+            preview = assistant_for(request).preview_consolidate()
+            refs = [r for r, _ in preview.promotions]
+            return (memories_frame(request, refs, [target for _, target in preview.promotions]),
+                    t(request, "msg_consolidate_preview", n=len(refs)))
+        except Exception as exc:  # noqa: BLE001
+            return gr.update(), failure(request, exc)
+
+    def consolidate_run(request: gr.Request):
+        try:
+            n = assistant_for(request).consolidate()
+            return memories_frame(request, []), t(request, "msg_consolidated", n=n)
+        except Exception as exc:  # noqa: BLE001
+            return gr.update(), failure(request, exc)
+
+    def forget_args(strategy, threshold, age, capacity, types):
+        return dict(strategy=strategy, threshold=float(threshold), max_age_days=float(age or 0),
+                    capacity=int(capacity) if capacity not in (None, "") else None, memory_types=list(types) or None)
+
+    def forget_preview(strategy, threshold, age, capacity, types, request: gr.Request):
+        try:
+            preview = assistant_for(request).preview_forget(**forget_args(strategy, threshold, age, capacity, types))
+            return memories_frame(request, preview.memories), t(request, "msg_forget_preview", n=len(preview.memories))
+        except Exception as exc:  # noqa: BLE001
+            return gr.update(), failure(request, exc)
+
+    def forget_run(strategy, threshold, age, capacity, types, request: gr.Request):
+        try:
+            n = assistant_for(request).forget(**forget_args(strategy, threshold, age, capacity, types))
+            return memories_frame(request, []), t(request, "msg_forgotten", n=n)
+        except Exception as exc:  # noqa: BLE001
+            return gr.update(), failure(request, exc)
+
+    # -- handlers: reports -----------------------------------------------------------------------------
+    def refresh_report(request: gr.Request):
+        from assistant.report import validate_report, write_report
+        try:
+            a = assistant_for(request)
+            report = a.generate_report()
+            validate_report(report)
+            # One folder per user (named by a hash, not by the name); older exports are removed.
+            folder = Path(tempfile.gettempdir()) / "pdf-learning-assistant" / uuid.uuid5(uuid.NAMESPACE_URL, a.user_id).hex
+            for old in sorted(folder.glob("learning-report-*.json"))[:-2]:
+                old.unlink(missing_ok=True)
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in a.user_id)[:40]
+            path = write_report(report, folder / f"learning-report-{safe}-{stamp}.json")
+            s = report["summary"]
+            metrics = " · ".join(f"**{t(request, 'metric_' + key)}** {s[field]}" for key, field in (
+                ("documents", "documents"), ("pages", "pages"), ("questions", "questions"), ("notes", "notes"),
+                ("concepts", "concepts"), ("memories", "memories_total"), ("days", "active_days"),
+                ("sessions", "sessions")))
+            frames = report_frames(report)
+            status = t(request, "msg_report_ready", questions=s["questions"], documents=s["documents"], notes=s["notes"])
+            return (metrics, frames["activity"], frames["questions_per_document"], frames["concepts"],
+                    frames["memory_by_type"], gr.update(value=str(path), interactive=True), status)
+        except Exception as exc:  # noqa: BLE001
+            message = failure(request, exc)
+            return (gr.update(),) * 6 + (message,)
+
+    # -- layout ----------------------------------------------------------------------------------------
+    with gr.Blocks(title="PDF Learning Assistant") as demo:
+        session = gr.State(None)         # this tab's study session (episodic memory groups by it)
+        history = gr.State([])           # this tab's conversation, plain {"role", "content": str}
+        citations = gr.State([])         # the last answer's sources
+
+        with gr.Row():
+            with gr.Column(scale=4):
+                gr.Markdown(f"## {_('title')}")
+                gr.Markdown(_("intro"))
+            with gr.Column(scale=2, min_width=220):
+                who = gr.Markdown(elem_id="who")
+                if auth_enabled:
+                    gr.Button(_("logout"), link="/logout", size="sm", elem_id="logout")
+
+        with gr.Tabs(elem_id="tabs"):
+            with gr.Tab(_("tab_documents"), id="documents", elem_id="tab-documents") as tab_documents:
+                files = gr.File(label=_("upload"), file_count="multiple", file_types=UPLOAD_TYPES, type="filepath",
+                                elem_id="upload")
+                upload_progress = gr.HTML(elem_id="upload-progress")
+                doc_status = gr.Markdown(elem_id="doc-status")
+                doc_table = gr.Dataframe(label=_("library"), interactive=False, elem_id="doc-table", wrap=True)
+                with gr.Row():
+                    doc_select = gr.Dropdown(label=_("document"), choices=[], elem_id="doc-select", scale=3)
+                    doc_delete = gr.Button(_("delete"), variant="stop", elem_id="doc-delete", scale=1)
+                    doc_refresh = gr.Button(_("refresh"), elem_id="doc-refresh", scale=1)
+
+            with gr.Tab(_("tab_qa"), id="qa", elem_id="tab-qa") as tab_qa:
+                gr.Markdown(_("extractive_notice"), visible=not llm_on, elem_id="llm-notice")
+                with gr.Row():
+                    with gr.Column(scale=3):
+                        chatbot = gr.Chatbot(label=_("chat"), elem_id="chat", height=440, feedback_options=None,
+                                             layout="panel")
+                        with gr.Row():
+                            question = gr.Textbox(label=_("question"), placeholder=_("question_ph"), scale=5,
+                                                  elem_id="question", lines=1, max_lines=4)
+                            ask_btn = gr.Button(_("ask"), variant="primary", scale=1, elem_id="ask")
+                        with gr.Row():
+                            mqe = gr.Checkbox(label=_("mqe"), value=False, interactive=llm_on, elem_id="mqe",
+                                              info=_("mqe_info_on") if llm_on else _("needs_llm"))
+                            hyde = gr.Checkbox(label=_("hyde"), value=False, interactive=llm_on, elem_id="hyde",
+                                               info=_("hyde_info_on") if llm_on else _("needs_llm"))
+                            clear_btn = gr.Button(_("clear_chat"), size="sm", elem_id="clear-chat")
+                        answer_notice = gr.Markdown(elem_id="answer-notice")
+                        memory_used = gr.Markdown(elem_id="memory-used")
+                    with gr.Column(scale=2):
+                        sources = gr.Radio(label=_("sources"), choices=[], elem_id="sources")
+                        page_view = gr.Image(label=_("page_view"), type="pil", interactive=False, elem_id="page-view",
+                                             height=560)
+                        page_status = gr.Markdown(elem_id="page-status")
+
+            with gr.Tab(_("tab_notes"), id="notes", elem_id="tab-notes") as tab_notes:
+                with gr.Row():
+                    with gr.Column(scale=2):
+                        concept = gr.Dropdown(label=_("note_concept"), info=_("note_concept_info"), choices=[],
+                                              allow_custom_value=True, elem_id="concept")
+                        note_text = gr.Textbox(label=_("note_text"), placeholder=_("note_ph"), lines=4,
+                                               elem_id="note-text")
+                        note_save = gr.Button(_("note_save"), variant="primary", elem_id="note-save")
+                        note_status = gr.Markdown(elem_id="note-status")
+                    with gr.Column(scale=3):
+                        gr.Markdown(f"### {_('concept_graph')}")
+                        graph = gr.HTML(elem_id="concept-graph")
+                notes_table = gr.Dataframe(label=_("notes_list"), interactive=False, elem_id="notes-table", wrap=True)
+
+            with gr.Tab(_("tab_recall"), id="recall", elem_id="tab-recall") as tab_recall:
+                with gr.Row():
+                    recall_query = gr.Textbox(label=_("recall_query"), placeholder=_("recall_ph"), scale=4,
+                                              elem_id="recall-query")
+                    recall_btn = gr.Button(_("recall_search"), variant="primary", scale=1, elem_id="recall-search")
+                with gr.Row():
+                    recall_types = gr.CheckboxGroup(MEMORY_TYPES, value=MEMORY_TYPES, label=_("recall_types"),
+                                                    elem_id="recall-types", scale=3)
+                    recall_from = gr.DateTime(label=_("recall_from"), include_time=False, type="string",
+                                              elem_id="recall-from", scale=1)
+                    recall_to = gr.DateTime(label=_("recall_to"), include_time=False, type="string",
+                                            elem_id="recall-to", scale=1)
+                recall_status = gr.Markdown(elem_id="recall-status")
+                recall_results = gr.Dataframe(label=_("recall_results"), interactive=False, elem_id="recall-results",
+                                              wrap=True)
+                with gr.Accordion(_("maintenance"), open=False, elem_id="maintenance"):
+                    gr.Markdown(_("consolidate_info"))
+                    with gr.Row():
+                        consolidate_prev_btn = gr.Button(_("consolidate_preview"), elem_id="consolidate-preview")
+                        consolidate_btn = gr.Button(_("consolidate_run"), elem_id="consolidate-run")
+                    gr.Markdown(_("forget_info"))
+                    with gr.Row():
+                        forget_strategy = gr.Dropdown(FORGET_STRATEGIES, value="importance_based",
+                                                      label=_("forget_strategy"), elem_id="forget-strategy")
+                        forget_threshold = gr.Slider(0, 1, value=0.3, step=0.05, label=_("forget_threshold"),
+                                                     elem_id="forget-threshold")
+                        forget_age = gr.Number(value=30, label=_("forget_age"), minimum=0, elem_id="forget-age")
+                        forget_capacity = gr.Number(value=50, label=_("forget_capacity"), minimum=0, precision=0,
+                                                    elem_id="forget-capacity")
+                    with gr.Row():
+                        forget_prev_btn = gr.Button(_("forget_preview"), elem_id="forget-preview")
+                        forget_btn = gr.Button(_("forget_run"), variant="stop", elem_id="forget-run")
+                    maintenance_status = gr.Markdown(elem_id="maintenance-status")
+                    maintenance_preview = gr.Dataframe(label=_("preview"), interactive=False,
+                                                       elem_id="maintenance-preview", wrap=True)
+
+            with gr.Tab(_("tab_reports"), id="reports", elem_id="tab-reports") as tab_reports:
+                with gr.Row():
+                    report_btn = gr.Button(_("report_refresh"), elem_id="report-refresh")
+                    download = gr.DownloadButton(_("report_download"), value=None, interactive=False,
+                                                 elem_id="report-download", variant="primary")
+                report_status = gr.Markdown(elem_id="report-status")
+                metrics = gr.Markdown(elem_id="report-metrics")
+                with gr.Row():
+                    plot_activity = gr.BarPlot(x="date", y="count", color="kind", label=_("plot_activity"), y_lim=[0, None],
+                                               elem_id="plot-activity")
+                    plot_questions = gr.BarPlot(x="document", y="questions", label=_("plot_questions"), y_lim=[0, None],
+                                                elem_id="plot-questions")
+                with gr.Row():
+                    plot_concepts = gr.BarPlot(x="concept", y="memories", label=_("plot_concepts"), y_lim=[0, None],
+                                               elem_id="plot-concepts")
+                    plot_memory = gr.BarPlot(x="type", y="count", label=_("plot_memory"), y_lim=[0, None], elem_id="plot-memory")
+
+        # -- events ------------------------------------------------------------------------------------
+        demo.load(on_load, None, [who, doc_table, doc_select, session])
+        files.upload(upload, [files, session], [upload_progress, doc_status, doc_table, doc_select, files],
+                     concurrency_limit=2)
+        doc_delete.click(delete_document, [doc_select, session], [doc_status, doc_table, doc_select])
+        doc_refresh.click(refresh_documents, None, [doc_table, doc_select])
+        tab_documents.select(refresh_documents, None, [doc_table, doc_select])
+
+        ask_outputs = [chatbot, question, sources, page_view, answer_notice, memory_used, history, session, citations]
+        ask_inputs = [question, history, mqe, hyde, session]
+        ask_btn.click(ask, ask_inputs, ask_outputs, concurrency_limit=8)
+        question.submit(ask, ask_inputs, ask_outputs, concurrency_limit=8)
+        sources.input(show_source, [sources, citations], [page_view, page_status])
+        clear_btn.click(new_conversation, None, [chatbot, history, sources, page_view, answer_notice, memory_used,
+                                                 citations])
+
+        tab_notes.select(refresh_notes, None, [concept, notes_table, graph])
+        note_save.click(save_note, [concept, note_text, session], [note_status, note_text, notes_table, graph, concept])
+
+        recall_inputs = [recall_query, recall_types, recall_from, recall_to]
+        recall_btn.click(recall, recall_inputs, [recall_results, recall_status])
+        recall_query.submit(recall, recall_inputs, [recall_results, recall_status])
+        tab_recall.select(recall, recall_inputs, [recall_results, recall_status])
+        consolidate_prev_btn.click(consolidate_preview, None, [maintenance_preview, maintenance_status])
+        consolidate_btn.click(consolidate_run, None, [maintenance_preview, maintenance_status])
+        forget_inputs = [forget_strategy, forget_threshold, forget_age, forget_capacity, recall_types]
+        forget_prev_btn.click(forget_preview, forget_inputs, [maintenance_preview, maintenance_status])
+        forget_btn.click(forget_run, forget_inputs, [maintenance_preview, maintenance_status])
+
+        report_outputs = [metrics, plot_activity, plot_questions, plot_concepts, plot_memory, download, report_status]
+        report_btn.click(refresh_report, None, report_outputs)
+        tab_reports.select(refresh_report, None, report_outputs)
+
+    demo.queue(default_concurrency_limit=4)
+    return demo
+
+
+def launch_options(settings: Settings) -> dict:
+    """Host, port and auth for launch(): login when APP_USERS is set, else loopback only."""
+    users = parse_users(settings.app_users)
+    host = settings.app_host
+    if not users and host not in ("127.0.0.1", "localhost", "::1"):
+        log.warning("APP_HOST=%s ignored: without APP_USERS the app serves the local user only, on 127.0.0.1.", host)
+        host = "127.0.0.1"
+    return dict(server_name=host, server_port=settings.app_port, auth=users or None,
+                auth_message="PDF Learning Assistant — log in with your APP_USERS name." if users else None,
+                i18n=I18N, css_paths=[str(HERE / "static" / "app.css")], footer_links=[],
+                blocked_paths=[str(settings.data_dir.resolve())], show_error=False)
+
+
+def warm_up(settings: Settings) -> None:
+    """Load the models before the first visitor needs them (in the background; the UI is up meanwhile)."""
+    try:
+        get_assistant(settings.default_user, settings).warm_up()
+    except Exception:  # noqa: BLE001 - the first request will report the problem properly
+        log.warning("warm-up failed", exc_info=True)
+
+
+def main() -> None:
+    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = get_settings()
+    options = launch_options(settings)
+    demo = build_app(settings, auth_enabled=bool(options["auth"]))
+    import threading
+    threading.Thread(target=warm_up, args=(settings,), daemon=True).start()
+    demo.launch(**options)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,493 @@
+"""PDFLearningAssistant: the one facade the UI and the CLI use, for ONE user.
+
+It joins the document side (`rag.tool.RAGTool`) and the memory side (`memory.manager.MemoryManager`):
+documents are loaded and asked about with citations; every event is remembered (the question in
+working memory, the interaction in episodic memory, notes in semantic memory with their concept in
+the graph); questions about the person's own past are answered from memory (`assistant.intent`).
+
+Get instances from `assistant.registry.get_assistant(user_id)`: one per user, shared by that user's
+browser tabs, never by two users. Writes take the instance's lock so two tabs of one person cannot
+interleave half-done changes; long reads (retrieval, the LLM stream) run outside it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from assistant import history as H
+from assistant import prompts
+from assistant.intent import IntentRouter
+from assistant.pages import RenderedPage, best_page, render_page
+from assistant.timerange import Period, parse_period
+from assistant.types import (AskResult, ConsolidatePreview, DocumentInfo, ForgetPreview, LoadResult, MemoryRef,
+                             NoteResult, RecallFilters)
+from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError
+from core.settings import Settings, get_settings
+from core.text import search_tokens
+from rag.types import Answer, Citation
+
+log = logging.getLogger(__name__)
+
+FOLLOW_UP_MAX_TERMS = 5        # without an LLM, a question this short after another one is a follow-up
+MEMORY_ANSWER_ITEMS = 12       # memory records a memory answer lists or gives the LLM
+MAX_NOTE_CHARS = 5000
+
+_routers: dict[str, IntentRouter] = {}
+_routers_lock = threading.Lock()
+
+
+def _router_for(embedder, llm) -> IntentRouter:
+    """One router per embedding model and LLM (its example vectors are computed once per process)."""
+    key = f"{embedder.model_id}|{getattr(llm, 'model', None)}|{id(llm) if llm else 0}"
+    with _routers_lock:
+        if key not in _routers:
+            _routers[key] = IntentRouter(embedder, llm)
+        return _routers[key]
+
+
+class PDFLearningAssistant:
+    def __init__(self, user_id: str, settings: Settings | None = None):
+        from memory.manager import MemoryManager
+        from rag.tool import RAGTool
+        if not isinstance(user_id, str) or not user_id.strip():
+            raise InvalidRequest("A user name is required.")
+        self.user_id = user_id.strip()
+        self.settings = settings or get_settings()
+        self.rag = RAGTool(self.user_id, self.settings)
+        self.memory = MemoryManager(self.settings, self.user_id)
+        self.router = _router_for(self.rag.embedder, self.rag.llm)
+        self.lock = threading.RLock()
+        self.default_session = uuid.uuid4().hex[:12]
+        self.started_at = datetime.now(timezone.utc)
+        self._concepts: dict[str, list[str]] = {}
+
+    def warm_up(self) -> None:
+        """Load what the first question needs (intent examples, the spaCy pipeline), e.g. at app start."""
+        self.router.classify("What did I study yesterday?")
+
+    # == documents =================================================================================
+    def load_document(self, path: str | Path, name: str | None = None, *, session_id: str | None = None) -> LoadResult:
+        """Index one file and remember that it was loaded. Raises DocumentError (one sentence) for bad files."""
+        with self.lock:
+            result = self.rag.add_document(path, name=name)
+            loaded = LoadResult(**{**dataclasses.asdict(result), "seconds": round(result.seconds, 2)})
+            if not result.already_present:
+                self._remember(f"Loaded the document '{result.name}' ({result.title}; {result.pages} pages).",
+                               "episodic", H.KIND_LOADED, session_id,
+                               doc_id=result.doc_id, doc_name=result.name, pages=result.pages, chunks=result.chunks)
+            return loaded
+
+    def list_documents(self) -> list[DocumentInfo]:
+        return [DocumentInfo(d.doc_id, d.name, d.title, d.pages, d.chunks,
+                             datetime.fromtimestamp(d.created_at, tz=timezone.utc), d.size_bytes, d.source_format,
+                             bool(d.file_path) and str(d.file_path).lower().endswith(".pdf"))
+                for d in self.rag.list_documents()]
+
+    def delete_document(self, doc_id: str, *, session_id: str | None = None) -> bool:
+        """Remove a document everywhere (vectors, BM25, rows, stored file). False if it was not there."""
+        with self.lock:
+            record = self.rag.get_document(doc_id)
+            if record is None:
+                return False
+            removed = self.rag.remove_document(doc_id)
+            self._concepts.pop(doc_id, None)
+            if removed:
+                self._remember(f"Removed the document '{record.name}'.", "episodic", H.KIND_REMOVED, session_id,
+                               doc_id=doc_id, doc_name=record.name)
+            return removed
+
+    def render_source(self, citation: Citation, *, scale: float = 1.5) -> RenderedPage:
+        """The cited page as an image with the cited passage highlighted."""
+        record = self.rag.get_document(citation.doc_id)
+        if record is None:
+            raise DocumentError("This document has been removed, so its pages cannot be shown.")
+        if not record.file_path or not str(record.file_path).lower().endswith(".pdf"):
+            raise DocumentError(f"'{record.name}' is not a PDF, so there is no page image to show.")
+        if citation.page_start is None:
+            raise DocumentError(f"This passage of '{record.name}' has no page number.")
+        page = best_page(record.file_path, citation.page_start, citation.page_end or citation.page_start,
+                         citation.quote)
+        return render_page(record.file_path, page, citation.quote, scale=scale)
+
+    # == questions ================================================================================
+    def ask(self, question: str, history: list[dict] | None = None, use_advanced_search: bool = False, *,
+            mqe: bool | None = None, hyde: bool | None = None,
+            session_id: str | None = None) -> Iterator[str | AskResult]:
+        """Yield the answer's text as it is written, then the AskResult (always last).
+
+        `history`: the conversation so far, [{"role": "user"|"assistant", "content": str}, ...].
+        `use_advanced_search` turns on MQE and HyDE (when an LLM is configured); `mqe` / `hyde` set
+        them one by one. Questions about the person's own past are answered from memory."""
+        question = (question or "").strip()
+        if not question:
+            raise InvalidRequest("The question is empty; type a question first.")
+        started = time.perf_counter()
+        session_id = session_id or self.default_session
+        history = [t for t in (history or []) if isinstance(t.get("content"), str)]
+        with self.lock:
+            self._remember(question, "working", H.KIND_QUESTION, session_id)
+        decision = self.router.classify(question)
+        if decision.is_memory:
+            result = yield from self._answer_from_memory(question, history)
+        else:
+            result = yield from self._answer_from_documents(question, history, use_advanced_search, mqe, hyde)
+        result.intent_margin = decision.margin
+        result.seconds = round(time.perf_counter() - started, 3)
+        with self.lock:
+            self._remember_interaction(result, session_id)
+        yield result
+
+    def ask_once(self, question: str, history: list[dict] | None = None, use_advanced_search: bool = False,
+                 **kwargs) -> AskResult:
+        """`ask` without streaming: the final AskResult."""
+        final = None
+        for item in self.ask(question, history, use_advanced_search, **kwargs):
+            if isinstance(item, AskResult):
+                final = item
+        return final
+
+    def _answer_from_documents(self, question, history, advanced, mqe, hyde):
+        search_query = self.standalone_question(question, history)
+        refs = self._relevant_memories(question)
+        memory_context, used = H.pack_memories(refs)
+        options = {}
+        llm = self.rag.llm is not None
+        use_mqe = advanced if mqe is None else mqe
+        use_hyde = advanced if hyde is None else hyde
+        if llm:
+            options = {"mqe": bool(use_mqe), "hyde": bool(use_hyde)}
+        answer: Answer | None = None
+        for item in self.rag.ask_stream(search_query, history=history, memory_context=memory_context or None,
+                                        **options):
+            if isinstance(item, Answer):
+                answer = item
+            else:
+                yield item
+        notice = answer.notice
+        if (use_mqe or use_hyde) and not llm:
+            notice = " ".join(n for n in (notice, "Advanced search (MQE/HyDE) needs a language model; "
+                                                  "the question was searched as written.") if n)
+        return AskResult(question=question, text=answer.text, route="documents", mode=answer.mode,
+                         citations=answer.citations, memories=used, notice=notice, search_query=search_query)
+
+    def standalone_question(self, question: str, history: list[dict]) -> str:
+        """The question retrieval searches for: a follow-up ("what about the second one?") made standalone.
+
+        With an LLM, it rewrites the question from the conversation. Without one, a short question
+        that follows another is searched together with the previous question."""
+        previous = [t["content"] for t in history if t.get("role") == "user" and t["content"].strip() != question]
+        if not previous:
+            return question
+        if self.rag.llm is not None:
+            conversation = "\n".join(f"{t['role']}: {H.clip_tokens(t['content'], 120)}" for t in history[-6:])
+            try:
+                rewritten = self.rag.llm.complete(
+                    [{"role": "user", "content": prompts.CONDENSE.format(conversation=conversation, question=question)}],
+                    max_tokens=120, temperature=0.0).strip().strip('"')
+                if rewritten and len(rewritten) < 4 * len(question) + 200:
+                    return rewritten
+            except LLMError:
+                log.warning("rewriting a follow-up question failed; using the heuristic", exc_info=True)
+        if len(set(search_tokens(question))) <= FOLLOW_UP_MAX_TERMS:
+            return f"{previous[-1]} {question}"
+        return question
+
+    def _relevant_memories(self, question: str) -> list[MemoryRef]:
+        """Notes, preferences and past questions close to this question (for the prompt, labelled as memory)."""
+        from memory.types import MemoryType
+        try:
+            hits = self.memory.search(question, memory_types=[MemoryType.SEMANTIC, MemoryType.EPISODIC], limit=12)
+        except AssistantError:
+            log.warning("memory search failed; answering without memories", exc_info=True)
+            return []
+        refs = []
+        for hit in hits:
+            kind = hit.metadata.get("kind")
+            if kind == H.KIND_QA and hit.metadata.get("route") == "memory":
+                continue  # questions about the history itself say nothing about the topic
+            if kind == H.KIND_QA and hit.metadata.get("question", "").strip() == question:
+                continue  # the same question asked before: its old answer would only echo
+            if H.cosine_of(hit) >= H.MIN_COSINE or kind == H.KIND_PREFERENCE:
+                refs.append(H.to_ref(hit))
+        # Stated preferences always apply, relevant or not.
+        for pref in self._stored(["semantic"], kind=H.KIND_PREFERENCE)[:3]:
+            if all(r.id != pref.id for r in refs):
+                refs.insert(0, pref)
+        return refs
+
+    def _answer_from_memory(self, question: str, history: list[dict]):
+        period = parse_period(question)
+        records = self._memory_records(question, period)
+        period_text = f" ({period.label})" if period else ""
+        if not records:
+            text = prompts.NO_MEMORIES.format(period=f" {period.label}" if period else "")
+            yield text
+            return AskResult(question=question, text=text, route="memory", mode="memory",
+                             period=period.label if period else "")
+        lines = [H.describe(r) for r in records]
+        text, notice = None, ""
+        if self.rag.llm is not None:
+            messages = [{"role": "system", "content": prompts.MEMORY_ANSWER_SYSTEM}]
+            messages += [{"role": t["role"], "content": t["content"]} for t in history[-4:]
+                         if t.get("role") in ("user", "assistant")]
+            messages.append({"role": "user", "content": prompts.MEMORY_ANSWER_USER.format(
+                period=period_text, records="\n".join(f"- {line}" for line in lines), question=question)})
+            pieces: list[str] = []
+            try:
+                for piece in self.rag.llm.stream(messages):
+                    pieces.append(piece)
+                    yield piece
+                text = "".join(pieces).strip()
+            except LLMError as exc:
+                notice = f"{exc} Listing your records instead."
+                if pieces:
+                    yield "\n\n"
+        if text is None:
+            text = prompts.MEMORY_HEADER.format(period=period_text) + "\n" + "\n".join(f"- {line}" for line in lines)
+            yield text
+        return AskResult(question=question, text=text, route="memory", mode="memory", memories=records,
+                         notice=notice, period=period.label if period else "")
+
+    def _memory_records(self, question: str, period: Period | None) -> list[MemoryRef]:
+        """What the person did: everything in the named period (oldest first), else the closest records."""
+        def useful(ref: MemoryRef) -> bool:
+            return not (ref.kind == H.KIND_QA and ref.metadata.get("route") == "memory") and ref.kind != H.KIND_QUESTION
+        if period is not None:
+            refs = [r for r in self._stored(["episodic", "semantic"], since=period.since, until=period.until) if useful(r)]
+            refs.sort(key=lambda r: r.timestamp)
+            return refs[-MEMORY_ANSWER_ITEMS:]
+        from memory.types import MemoryType
+        hits = self.memory.search(question, memory_types=[MemoryType.EPISODIC, MemoryType.SEMANTIC],
+                                  limit=MEMORY_ANSWER_ITEMS * 2)
+        refs = [H.to_ref(h) for h in hits if useful(H.to_ref(h))]
+        if len(refs) < 3:  # "what have I learned so far?" matches little; the recent history answers it
+            seen = {r.id for r in refs}
+            refs += [r for r in self._stored(["episodic", "semantic"], limit=MEMORY_ANSWER_ITEMS)
+                     if useful(r) and r.id not in seen]
+        refs = refs[:MEMORY_ANSWER_ITEMS]
+        refs.sort(key=lambda r: r.timestamp)
+        return refs
+
+    def _remember_interaction(self, result: AskResult, session_id: str) -> None:
+        cited = [{"doc_id": c.doc_id, "doc_name": c.doc_name, "page_start": c.page_start, "page_end": c.page_end,
+                  "score": c.score} for c in result.citations]
+        labels = [c.label for c in result.citations]
+        content = f"Asked: {result.question}\nAnswer: {H.clip_tokens(result.text, 150)}"
+        if labels:
+            content += "\nSources: " + "; ".join(labels)
+        try:
+            self._remember(content, "episodic", H.KIND_QA, session_id, question=result.question, route=result.route,
+                           mode=result.mode, citations=cited, cited_labels=labels,
+                           answer=H.clip_tokens(result.text, 300))
+        except AssistantError:
+            # The answer was given; failing to remember it must not take it back. Say so in the notice.
+            log.exception("recording the interaction failed")
+            result.notice = " ".join(n for n in (result.notice, "This exchange could not be saved to your history.") if n)
+
+    # == notes ====================================================================================
+    def add_note(self, content: str, concept: str | None = None, *, doc_id: str | None = None,
+                 session_id: str | None = None) -> NoteResult:
+        """Save a note in semantic memory; its concept becomes a graph node linked to the note's entities."""
+        from memory.extract import extract
+        from memory.graph.base import Entity, Relation, normalise_key
+        content = (content or "").strip()
+        concept = (concept or "").strip()
+        if not content:
+            raise InvalidRequest("The note is empty; write something first.")
+        if len(content) > MAX_NOTE_CHARS:
+            raise InvalidRequest(f"A note can hold at most {MAX_NOTE_CHARS:,} characters; split this one up.")
+        if len(concept) > 80:
+            raise InvalidRequest("A concept is a short name (at most 80 characters).")
+        kind = H.KIND_PREFERENCE if concept.lower() in H.PREFERENCE_CONCEPTS else H.KIND_NOTE
+        meta = {"concept": concept} if concept else {}
+        if doc_id:
+            meta["doc_id"] = doc_id
+        with self.lock:
+            item = self._remember(content, "semantic", kind, session_id, **meta)
+            entities = extract(content).entities
+            linked = [e.name for e in entities]
+            if concept:
+                key = normalise_key(concept)
+                others = list(dict.fromkeys(e.key for e in entities if e.key != key))
+                try:
+                    self.memory.semantic.graph.add_memory(
+                        self.user_id, item.id, [Entity(key=key, name=concept, label="CONCEPT")],
+                        [Relation(key, other, "ABOUT") for other in others])
+                except Exception as exc:
+                    self.memory.remove(item.id)  # a note without its concept would be a silent half-success
+                    if isinstance(exc, AssistantError):
+                        raise
+                    raise InvalidRequest("The note's concept could not be saved in the concept graph; "
+                                         "try again.") from exc
+            return NoteResult(item.id, content, concept, linked, item.timestamp)
+
+    def list_notes(self) -> list[MemoryRef]:
+        return [r for r in self._stored(["semantic"]) if r.kind in (H.KIND_NOTE, H.KIND_PREFERENCE)]
+
+    def suggest_concepts(self, doc_id: str | None = None, limit: int = 15) -> list[str]:
+        """Concept names to file a note under: the person's own concepts, then the document's (or every
+        document's) headings and most frequent entities."""
+        out: list[str] = []
+        out += [n["name"] for n in self.concept_graph(limit=30).nodes if n.get("label") == "CONCEPT"][:5]
+        doc_ids = [doc_id] if doc_id else [d.doc_id for d in self.rag.list_documents()][-3:]
+        for d in doc_ids:
+            out += self._document_concepts(d)
+        seen, unique = set(), []
+        for name in out:
+            key = name.strip().lower()
+            if key and key not in seen:
+                seen.add(key)
+                unique.append(name.strip())
+        return unique[:limit]
+
+    def _document_concepts(self, doc_id: str) -> list[str]:
+        if doc_id in self._concepts:
+            return self._concepts[doc_id]
+        from memory.extract import extract
+        chunks = self.rag.store.chunks_of(self.user_id, doc_id)
+        headings = Counter()
+        for c in chunks:
+            for h in c.heading_path:
+                if 2 < len(h) <= 60:
+                    headings[h] += 1
+        entities: Counter = Counter()
+        names: dict[str, str] = {}
+        for c in chunks[:25]:  # the opening of a document names its subject; this keeps spaCy to ~2 s
+            for e in extract(c.text).entities:
+                if e.label in ("CARDINAL", "DATE") or len(e.key) < 3 or e.key.isdigit():
+                    continue
+                entities[e.key] += 1
+                names.setdefault(e.key, e.name)
+        ranked = [h for h, _ in headings.most_common(8)]
+        ranked += [names[k] for k, n in entities.most_common(20) if n >= 2][:10]
+        self._concepts[doc_id] = ranked
+        return ranked
+
+    def concept_graph(self, limit: int = 60):
+        """The person's concepts and how they connect (memory.graph.GraphView)."""
+        from memory.graph.base import GraphView
+        try:
+            return self.memory.semantic.graph.view(self.user_id, limit=limit)
+        except AssistantError:
+            log.warning("graph view unavailable", exc_info=True)
+            return GraphView(nodes=[], edges=[])
+
+    # == recall / maintenance =====================================================================
+    def recall(self, query: str = "", filters: RecallFilters | None = None) -> list[MemoryRef]:
+        """Search every memory type (or the filtered ones) for `query`; with no query, the newest first."""
+        filters = filters or RecallFilters()
+        types = filters.memory_types or ["working", "episodic", "semantic", "perceptual"]
+        if filters.since and filters.until and filters.since > filters.until:
+            raise InvalidRequest("The date range is empty: 'from' is after 'to'.")
+        if query and query.strip():
+            hits = self.memory.search(query.strip(), memory_types=types, limit=max(1, min(filters.limit, 200)),
+                                      min_importance=filters.min_importance, since=filters.since,
+                                      until=filters.until)
+            return [H.to_ref(h) for h in hits]
+        refs = self._stored([t for t in types if t != "working"], since=filters.since, until=filters.until)
+        if "working" in types:
+            refs += [H.to_ref(it) for it in self.memory.working.items()
+                     if (filters.since is None or it.timestamp >= filters.since)
+                     and (filters.until is None or it.timestamp <= filters.until)]
+        if filters.min_importance is not None:
+            refs = [r for r in refs if r.importance >= filters.min_importance]
+        refs.sort(key=lambda r: r.timestamp, reverse=True)
+        return refs[:filters.limit]
+
+    def preview_forget(self, strategy: str = "importance_based", *, threshold: float = 0.1, max_age_days: float = 30,
+                       capacity: int | None = None, memory_types: list[str] | None = None) -> ForgetPreview:
+        """The memories `forget` with the same arguments would remove (nothing is removed)."""
+        result = self.memory.forget(strategy, threshold=threshold, max_age_days=max_age_days, capacity=capacity,
+                                    memory_types=memory_types, dry_run=True)
+        doomed = set(result.removed_ids)
+        return ForgetPreview(result.strategy.value,
+                             [H.to_ref(it) for it in self.memory.list(memory_types) if it.id in doomed])
+
+    def forget(self, strategy: str = "importance_based", *, threshold: float = 0.1, max_age_days: float = 30,
+               capacity: int | None = None, memory_types: list[str] | None = None) -> int:
+        with self.lock:
+            result = self.memory.forget(strategy, threshold=threshold, max_age_days=max_age_days, capacity=capacity,
+                                        memory_types=memory_types)
+            return result.removed
+
+    def preview_consolidate(self) -> ConsolidatePreview:
+        """What `consolidate` would promote: working → episodic and episodic → semantic."""
+        from memory.types import MemoryType
+        wt, et = self.settings.consolidate_working_threshold, self.settings.consolidate_episodic_threshold
+        # A working memory promoted to an episode is, when important enough, promoted again in the same run.
+        out = [(H.to_ref(it), "episodic" if it.importance < et else "episodic → semantic")
+               for it in self.memory.working.items() if it.importance >= wt]
+        out += [(H.to_ref(it), "semantic")
+                for it in self.memory.docs.list(self.user_id, types=[MemoryType.EPISODIC], min_importance=et)
+                if not it.metadata.get("consolidated_to")]
+        return ConsolidatePreview(out)
+
+    def consolidate(self) -> int:
+        """Run consolidation; returns the number of promotions (a memory promoted twice counts twice)."""
+        with self.lock:
+            return self.memory.consolidate().promoted
+
+    # == overview =================================================================================
+    def get_stats(self) -> dict:
+        docs = self.list_documents()
+        qa = self._stored(["episodic"], kind=H.KIND_QA)
+        notes = self.list_notes()
+        graph = self.concept_graph(limit=500)
+        counts = self.memory.counts()
+        activity = self._activity()
+        return {
+            "user_id": self.user_id,
+            "documents": len(docs),
+            "pages": sum(d.pages for d in docs),
+            "chunks": sum(d.chunks for d in docs),
+            "questions": len(qa),
+            "questions_from_memory": sum(1 for r in qa if r.metadata.get("route") == "memory"),
+            "notes": len(notes),
+            "concepts": len(graph.nodes),
+            "concept_links": len(graph.edges),
+            "memories": counts,
+            "memories_total": sum(counts.values()),
+            "sessions": len(self.memory.sessions()),
+            "active_days": len(activity),
+            "first_activity": min((a["date"] for a in activity), default=None),
+            "last_activity": max((a["date"] for a in activity), default=None),
+            "llm_configured": self.settings.llm_configured,
+        }
+
+    def generate_report(self) -> dict:
+        from assistant.report import build_report
+        return build_report(self)
+
+    # == helpers ==================================================================================
+    def _remember(self, content: str, memory_type: str, kind: str, session_id: str | None, **metadata):
+        return self.memory.add(content, memory_type, H.IMPORTANCE.get(kind, 0.5),
+                               metadata={"kind": kind, **metadata}, session_id=session_id or self.default_session)
+
+    def _stored(self, types: list[str], *, since: datetime | None = None, until: datetime | None = None,
+                kind: str | None = None, limit: int | None = None) -> list[MemoryRef]:
+        """This user's stored memories of these types, newest first (SQLite rows, no search)."""
+        from memory.types import MemoryType
+        if not types:
+            return []
+        items = self.memory.list([MemoryType.parse(t) for t in types], since=since, until=until, limit=limit)
+        refs = [H.to_ref(it) for it in items]
+        return [r for r in refs if r.kind == kind] if kind else refs
+
+    def _activity(self) -> list[dict]:
+        """Per local day: documents loaded, questions asked, notes written."""
+        days: dict[str, Counter] = {}
+        for ref in self._stored(["episodic", "semantic"]):
+            key = {H.KIND_LOADED: "documents", H.KIND_QA: "questions", H.KIND_NOTE: "notes",
+                   H.KIND_PREFERENCE: "notes"}.get(ref.kind)
+            if key:
+                days.setdefault(ref.timestamp.astimezone().date().isoformat(), Counter())[key] += 1
+        return [{"date": d, "documents": c["documents"], "questions": c["questions"], "notes": c["notes"]}
+                for d, c in sorted(days.items())]
+

@@ -1,0 +1,164 @@
+"""Which store answers a question: the person's documents, or their own learning history (memory).
+
+"What did I study yesterday?" must be answered from memory, "What did the study find?" from the
+documents. Word lists cannot tell these apart, so the router compares the question's embedding with
+labelled example questions (nearest-neighbour vote over both classes, English and Chinese), and uses
+two structural cues only to adjust the margin: a question about one's own past refers to the speaker
+("I", "my", 我), and often names a past time ("yesterday", "上周"). When an LLM is configured and the
+embedding vote is close, the LLM classifies the question (one word), falling back to the vote.
+
+The examples are data (below), so the router is extended by adding phrasings, not rules.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from assistant import prompts
+
+log = logging.getLogger(__name__)
+
+MEMORY, DOCUMENTS = "memory", "documents"
+
+MEMORY_EXAMPLES = [
+    "What did I study yesterday?", "What have I learned so far?", "Which documents did I read last week?",
+    "What questions did I ask earlier?", "What did I ask you about before?", "Summarize my learning progress.",
+    "What notes have I written?", "Remind me what I noted about this topic.", "What was I working on this morning?",
+    "Show me my study history.", "Did I already ask about this?", "What topics have I covered recently?",
+    "Tell me what I asked yesterday about this.", "What did I ask about last time?",
+    "Which files have I uploaded?", "What did I read today?", "What have I been studying this week?",
+    "List the concepts I have learned.", "What did I write in my notes about it?", "When did I last study this?",
+    "How many questions have I asked?", "What was my last question?", "Recap my previous session.",
+    "What do you remember about me?", "What are my preferences?",
+    "What did I ask yesterday about the sensor?", "Did I take notes on functions?",
+    "Have I read anything about flight control?", "What did I note about compliance costs?",
+    "Which questions did I ask about the algorithm?", "Did I study the requirements already?",
+    "我昨天学了什么？", "我之前问过哪些问题？", "我的笔记里写了什么？", "我最近读了哪些文档？", "总结一下我的学习进度。",
+    "我上次问了什么？", "我今天学习了哪些内容？", "我记过关于这个的笔记吗？", "我学过哪些概念？", "回顾一下我上次的学习。",
+    "我问过关于函数的问题吗？", "我看过关于飞行控制的文档吗？", "我上传过哪些文件？",
+]
+
+DOCUMENT_EXAMPLES = [
+    "What does the document say about the sensor?", "Explain how the flight control law works.",
+    "What is a function in Python?", "Summarize chapter two.", "Define the term airworthiness directive.",
+    "How much does compliance cost?", "What are the proposed design changes?", "List the requirements in section 3.",
+    "Why was the emergency order issued?", "Who is affected by this rule?",
+    "What is the difference between a list and a tuple?", "What did the study find?",
+    "What did the authors conclude?", "What did the researchers learn from the experiment?",
+    "What did the company change in the software?", "When is the deadline for comments?",
+    "What should I do if the sensor fails?", "How do I define a recursive function?",
+    "Can I use a loop to repeat the statements?", "What about the second one?", "And the other one?",
+    "Give me an example from the text.", "What does the report recommend?", "Which airplanes are affected?",
+    "What is MCAS?", "How does the algorithm work?", "Summarize the main points of this paper.",
+    "这份文件关于传感器说了什么？", "什么是函数？", "解释一下飞行控制律。", "第二章的主要内容是什么？", "合规成本是多少？",
+    "这个规定什么时候生效？", "递归函数怎么定义？", "文中提到了哪些要求？", "作者的结论是什么？",
+    "我应该如何定义函数？", "我该怎么处理传感器故障？", "我需要满足哪些要求？",
+    "How should I submit a comment?", "Where can I find the service information?",
+]
+
+_FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself|i've|i'm|i'd|we|our|us)\b|我|咱", re.IGNORECASE)
+_PAST_TIME = re.compile(
+    r"\b(yesterday|earlier|before|previously|last (?:time|week|month|session|night)|ago|so far|recently|"
+    r"this (?:morning|week|month)|today)\b|昨天|前天|上周|上个月|之前|以前|上次|最近|今天|刚才",
+    re.IGNORECASE)
+
+# The vote margin (memory minus documents: mean cosine of the 3 nearest examples of each class) a
+# first-person question needs to count as about memory; lower when it names a past time.
+MARGIN = 0.02
+MARGIN_WITH_TIME = -0.03
+AMBIGUOUS = 0.06       # |margin - threshold| below this asks the LLM, when there is one
+
+
+def skeleton(question: str) -> str:
+    """The question with its nouns masked: "what did I ask about sensors" -> "what did I ask about
+    something". English through the spaCy pipeline memory uses; Chinese through jieba's POS tags."""
+    from core.text import detect_language
+    if detect_language(question) == "zh":
+        import jieba.posseg as pseg
+        from core.text import _jieba_module
+        _jieba_module()
+        return "".join("某事" if flag.startswith("n") or flag == "eng" else word for word, flag in pseg.lcut(question))
+    from memory.extract import english_pipeline
+    out: list[str] = []
+    for token in english_pipeline()(question):
+        if token.pos_ in ("NOUN", "PROPN"):
+            if not out or out[-1] != "something":
+                out.append("something")
+        else:
+            out.append(token.text)
+    return " ".join(out)
+
+
+@dataclass
+class IntentDecision:
+    intent: str                  # MEMORY | DOCUMENTS
+    margin: float                # memory score minus documents score (embedding vote)
+    first_person: bool
+    past_time: bool
+    method: str                  # "embedding" | "llm" | "empty"
+
+    @property
+    def is_memory(self) -> bool:
+        return self.intent == MEMORY
+
+
+class IntentRouter:
+    """Classify questions; the example embeddings are computed once per embedder."""
+
+    def __init__(self, embedder, llm=None):
+        self.embedder = embedder
+        self.llm = llm
+        self._lock = threading.Lock()
+        self._examples: tuple[np.ndarray, ...] | None = None
+
+    def _example_vectors(self) -> tuple[np.ndarray, ...]:
+        with self._lock:
+            if self._examples is None:
+                n = len(MEMORY_EXAMPLES)
+                full = self.embedder.embed(MEMORY_EXAMPLES + DOCUMENT_EXAMPLES, kind="query")
+                skel = self.embedder.embed([skeleton(x) for x in MEMORY_EXAMPLES + DOCUMENT_EXAMPLES], kind="query")
+                self._examples = (full[:n], full[n:], skel[:n], skel[n:])
+            return self._examples
+
+    def vote(self, question: str) -> float:
+        """Mean of two votes: on the question as written, and on its skeleton (nouns masked), so the
+        topic ("sensors") does not outvote the form ("what did I ask yesterday about …")."""
+        mem, doc, mem_s, doc_s = self._example_vectors()
+        q, q_s = self.embedder.embed([question, skeleton(question)], kind="query")
+        top = lambda sims: float(np.sort(sims)[-3:].mean())  # noqa: E731
+        return ((top(mem @ q) - top(doc @ q)) + (top(mem_s @ q_s) - top(doc_s @ q_s))) / 2
+
+    def classify(self, question: str) -> IntentDecision:
+        question = (question or "").strip()
+        if not question:
+            return IntentDecision(DOCUMENTS, 0.0, False, False, "empty")
+        first_person = bool(_FIRST_PERSON.search(question))
+        past_time = bool(_PAST_TIME.search(question))
+        margin = self.vote(question)
+        threshold = MARGIN_WITH_TIME if past_time else MARGIN
+        # A question about one's own past refers to oneself; without that it is about the documents.
+        intent = MEMORY if first_person and margin > threshold else DOCUMENTS
+        method = "embedding"
+        if self.llm is not None and first_person and abs(margin - threshold) < AMBIGUOUS:
+            verdict = self._ask_llm(question)
+            if verdict:
+                intent, method = verdict, "llm"
+        return IntentDecision(intent, round(margin, 4), first_person, past_time, method)
+
+    def _ask_llm(self, question: str) -> str | None:
+        try:
+            reply = self.llm.complete([{"role": "user", "content": prompts.INTENT.format(question=question)}],
+                                      max_tokens=5, temperature=0.0)
+        except Exception:  # noqa: BLE001 - the embedding vote stands if the LLM cannot help
+            log.warning("intent classification by the LLM failed; using the embedding vote", exc_info=True)
+            return None
+        word = reply.strip().upper()
+        if word.startswith("MEMORY"):
+            return MEMORY
+        if word.startswith("DOCUMENT"):
+            return DOCUMENTS
+        return None

@@ -1,0 +1,156 @@
+"""Semantic memory: what the person knows (notes, concepts, facts). Qdrant vectors + an entity graph.
+
+Score: (0.7·vector + 0.3·graph) × (0.8 + 0.4·importance), `vector` = cosine similarity (clamped at
+0) and `graph` = the graph store's score for the memory: 1.0 when it mentions an entity of the
+query, 1/(1+d) when its nearest entity is d hops away (d ≤ 2). Candidates are the dense top hits
+PLUS memories the graph reaches, so graph search finds memories that share no words and little
+meaning with the query but are linked to what it names (neighbours, 2-hop concepts).
+
+Entities and relations come from spaCy (`memory.extract`). The graph store is the embedded SQLite
+graph under data_dir, or Neo4j when NEO4J_URI is set (`memory.graph.factory`). If a configured graph
+server is down, adding a semantic memory fails with a clear message (and nothing is half-written),
+while searches still answer from vectors alone, flagged with score part `graph_unavailable`.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import replace
+
+from core.errors import StoreUnavailable
+from core.settings import Settings
+from memory.extract import extract, query_keys
+from memory.graph.base import GraphStore
+from memory.scoring import semantic_score
+from memory.types import MemoryItem, MemoryType
+from memory.vector_memory import SearchFilters, VectorBackedMemory
+
+log = logging.getLogger(__name__)
+
+GRAPH_DEPTH = 2
+GRAPH_CANDIDATES = 100
+
+_graphs: dict[str, GraphStore] = {}
+_graphs_lock = threading.Lock()
+
+
+def get_graph_store(settings: Settings) -> GraphStore:
+    """The process-wide graph store for these settings (embedded under data_dir, or Neo4j)."""
+    from memory.graph.factory import create_graph_store
+    key = settings.neo4j_uri or str(settings.data_dir.resolve() / "memory" / "graph.sqlite3")
+    with _graphs_lock:
+        if key not in _graphs:
+            _graphs[key] = create_graph_store(
+                path=settings.path("memory", "graph.sqlite3"), neo4j_uri=settings.neo4j_uri,
+                neo4j_username=settings.neo4j_username, neo4j_password=settings.neo4j_password,
+                neo4j_database=settings.neo4j_database)
+        return _graphs[key]
+
+
+def close_graph_store(settings: Settings) -> None:
+    """Close the graph store of these settings only, if open."""
+    key = settings.neo4j_uri or str(settings.data_dir.resolve() / "memory" / "graph.sqlite3")
+    with _graphs_lock:
+        graph = _graphs.pop(key, None)
+    if graph is not None:
+        graph.close()
+
+
+def close_graph_stores() -> None:
+    with _graphs_lock:
+        for g in _graphs.values():
+            g.close()
+        _graphs.clear()
+
+
+class SemanticMemory(VectorBackedMemory):
+    memory_type = MemoryType.SEMANTIC
+    purpose = "memory_semantic"
+
+    def __init__(self, *args, graph: GraphStore | None = None, **kwargs):
+        kwargs.setdefault("retrieval_mode", "dense")
+        super().__init__(*args, **kwargs)
+        self._graph = graph
+
+    @property
+    def graph(self) -> GraphStore:
+        if self._graph is None:
+            self._graph = get_graph_store(self.settings)
+        return self._graph
+
+    def add_many(self, items: list[MemoryItem]) -> None:
+        extractions = [extract(it.content) for it in items]
+        graph = self.graph  # fail before writing anything if the graph server is unreachable
+        super().add_many(items)
+        done: list[MemoryItem] = []
+        try:
+            for it, ex in zip(items, extractions):
+                graph.add_memory(self.user_id, it.id, ex.entities, ex.relations)
+                done.append(it)
+        except Exception as exc:
+            for it in done:
+                try:
+                    graph.remove_memory(self.user_id, it.id)
+                except Exception:  # noqa: BLE001 - best effort; the original error matters more
+                    log.exception("undoing graph links of %s failed", it.id)
+            super().remove_many(items)
+            if isinstance(exc, StoreUnavailable):
+                raise
+            log.exception("writing to the graph store failed")
+            raise StoreUnavailable("Could not save the memory's concepts in the graph store; "
+                                   "check the graph database (or NEO4J_URI) and try again.") from exc
+
+    def reindex(self, item: MemoryItem) -> None:
+        ex = extract(item.content)
+        super().reindex(item)
+        self.graph.remove_memory(self.user_id, item.id)
+        self.graph.add_memory(self.user_id, item.id, ex.entities, ex.relations)
+
+    def remove_many(self, items: list[MemoryItem]) -> list[str]:
+        for it in items:
+            self.graph.remove_memory(self.user_id, it.id)
+        return super().remove_many(items)
+
+    def clear(self) -> None:
+        super().clear()
+        self.graph.clear_user(self.user_id)
+
+    def graph_scores(self, query: str) -> tuple[dict[str, float], bool]:
+        """(memory id -> graph score, graph available?)."""
+        keys = query_keys(query)
+        if not keys:
+            return {}, True
+        try:
+            return self.graph.memories_for(self.user_id, keys, depth=GRAPH_DEPTH, limit=GRAPH_CANDIDATES), True
+        except StoreUnavailable:
+            log.warning("graph store unavailable; semantic search uses vectors only", exc_info=True)
+            return {}, False
+
+    def search(self, query: str, *, limit: int, filters: SearchFilters, query_vec=None) -> list[MemoryItem]:
+        qv = self.embedder.embed_query(query) if query_vec is None else query_vec
+        cands = self.retrieve(query, filters, pool=max(self.pool, limit * 2), query_vec=qv)
+        graph, graph_ok = self.graph_scores(query)
+        missing = [i for i in graph if i not in cands]
+        extra_cos = self.cosines(qv, missing)
+        ids = list(cands) + [i for i in missing if i in extra_cos]
+        items = self.docs.get_many(self.user_id, ids)
+        hits = []
+        for mid in ids:
+            it = items.get(mid)
+            if it is None or not filters.admits(it):
+                continue
+            c = cands.get(mid)
+            vector = c.relevance if c else max(0.0, extra_cos[mid])
+            g = graph.get(mid, 0.0)
+            parts = {"vector": vector, "graph": g, "importance": it.importance}
+            if not graph_ok:
+                parts["graph_unavailable"] = 1.0
+            hits.append(replace(it, score=semantic_score(vector, g, it.importance), score_parts=parts))
+        hits.sort(key=lambda h: h.score, reverse=True)
+        return hits[:limit]
+
+    def graph_stats(self) -> dict:
+        try:
+            return self.graph.stats(self.user_id)
+        except StoreUnavailable:
+            return {}

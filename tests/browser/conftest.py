@@ -1,0 +1,101 @@
+"""Browser fixtures: the real app (python app.py) on a free loopback port, Debian's Chromium via Playwright.
+
+The app runs as a subprocess with its own data folder, two logins (APP_USERS) and the loopback
+OpenAI-compatible test server as its LLM; it starts in a temporary working directory so a developer's
+.env cannot leak in. Screenshots go to test-artefacts/ (git-ignored) for a reviewer.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTEFACTS = ROOT / "test-artefacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+USERS = {"alice": "alice-pw", "bob": "bob-pw"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing: apt-get install -y chromium chromium-driver")
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="session")
+def live_app(tmp_path_factory, fake_llm):
+    """URL of the running app; its log is printed if it fails to start."""
+    work = tmp_path_factory.mktemp("app")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENAI_", "QDRANT_", "NEO4J_", "APP_", "EMBEDDING_", "LLM_", "GRADIO_"))}
+    env.update(PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", DATA_DIR=str(work / "data"),
+               APP_USERS=",".join(f"{u}:{p}" for u, p in USERS.items()), APP_HOST="127.0.0.1", APP_PORT=str(port),
+               OPENAI_BASE_URL=fake_llm.base_url, OPENAI_API_KEY="test-key", LLM_MODEL="fake-model",
+               LLM_TIMEOUT_S="30", GRADIO_ANALYTICS_ENABLED="False", LOG_LEVEL="WARNING")
+    log_path = work / "app.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=work, env=env, stdout=log,
+                                stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/", timeout=2) as r:
+                if r.status == 200:
+                    break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail("the app did not start:\n" + log_path.read_text(errors="replace")[-3000:])
+        time.sleep(0.5)
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    if os.environ.get("KEEP_APP_LOG"):
+        shutil.copy(log_path, ARTEFACTS / "app.log")
+
+
+@pytest.fixture(scope="session")
+def artefacts() -> Path:
+    ARTEFACTS.mkdir(exist_ok=True)
+    return ARTEFACTS
+
+
+def login(browser, url: str, user: str, *, locale: str = "en-US"):
+    """A fresh browser context logged in as `user`; returns (context, page) on the app's main view."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale=locale, accept_downloads=True)
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    page.goto(url + "/")
+    page.fill("input[type=text]", user)
+    page.fill("input[type=password]", USERS[user])
+    page.press("input[type=password]", "Enter")   # the login button's text follows the language
+    page.wait_for_selector("#tabs")
+    # The first visitor waits for the models to load behind on_load; the who-line says it is done.
+    page.wait_for_function("document.querySelector('#who') && document.querySelector('#who').innerText.includes("
+                           f"'{user}')", timeout=120_000)
+    return context, page
