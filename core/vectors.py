@@ -59,6 +59,7 @@ class VectorStore:
                 self._client.create_collection(
                     name, vectors_config=self._models.VectorParams(size=dim, distance=self._models.Distance.COSINE))
             self._known.add(name)
+        relax_local_durability(self, name)
 
     def drop_collection(self, name: str) -> None:
         with self._lock:
