@@ -70,11 +70,14 @@ def resolve_model_path(name: str) -> str:
 
 
 class SentenceTransformerEmbedder(Embedder):
-    def __init__(self, model: str, *, device: str = "cpu", batch_size: int = 64):
+    def __init__(self, model: str, *, device: str = "cpu", batch_size: int = 64, threads: int = 0):
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
         transformers_logging.disable_progress_bar()
         path = resolve_model_path(model)
+        if threads > 0:
+            import torch
+            torch.set_num_threads(threads)   # process-wide: oversubscribed cores make each query far slower
         try:
             self._model = SentenceTransformer(path, device=device)
         except Exception as exc:  # noqa: BLE001 - any load failure means the same thing to a person
@@ -231,6 +234,6 @@ def get_embedder(settings: Settings) -> Embedder:
                 else:
                     _models[model_key] = SentenceTransformerEmbedder(
                         settings.embedding_model, device=settings.embedding_device,
-                        batch_size=settings.embedding_batch_size)
+                        batch_size=settings.embedding_batch_size, threads=settings.embedding_threads)
             _embedders[key] = CachedEmbedder(_models[model_key], settings.path("embedding_cache.sqlite"))
         return _embedders[key]

@@ -36,6 +36,8 @@ class Settings(BaseSettings):
     embedding_api_model: str = "text-embedding-3-small"
     embedding_batch_size: int = 64
     embedding_device: str = "cpu"
+    embedding_threads: int = Field(
+        0, description="torch CPU threads for the local model; 0 = torch's default. 1 helps on a busy small machine.")
 
     # --- LLM -------------------------------------------------------------------------------------
     openai_base_url: str | None = Field(None, description="OpenAI-compatible endpoint; unset (and no key) = extractive answers.")
