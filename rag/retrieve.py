@@ -196,10 +196,13 @@ class Retriever:
             vectors = self.embedder.embed(dense_texts, kind="query")
             for i, vector in enumerate(vectors):
                 name = "hyde" if hyde_text and i == len(dense_texts) - 1 else f"dense{i}"
-                rankings[name] = [h.id for h in self.vectors.search(collection, vector, options.candidates)]
+                # Over-fetch once and filter here: local Qdrant's payload filter costs ~150 ms at 20k
+                # points, and gave the same FinanceBench figures as this.
+                found = self.vectors.search(collection, vector, options.candidates * (8 if focus and i == 0 else 1))
+                rankings[name] = [h.id for h in found[:options.candidates]]
                 if focus and i == 0:
-                    rankings["dense_focus"] = [h.id for h in self.vectors.search(
-                        collection, vector, options.candidates, where={"doc_id": focus})]
+                    rankings["dense_focus"] = [h.id for h in found if h.payload.get("doc_id") in focus
+                                               ][:options.candidates]
         if options.mode in ("hybrid", "bm25"):
             for i, q in enumerate(queries):
                 rankings[f"bm25{i}"] = [cid for cid, _ in self.store.bm25_search(user_id, q, options.candidates)]
