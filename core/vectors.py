@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.errors import StoreUnavailable
+from core.registry import ProcessRegistry
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,12 @@ class VectorStore:
         self.local = local
         self._lock = threading.RLock()
         self._known: set[str] = set()
+        self._fast_writes: set[str] = set()   # local collections already switched to WAL commits
+
+    def _before_write(self, name: str) -> None:
+        """Local Qdrant syncs the disk for every point; switch each collection to WAL commits once."""
+        if self.local and name not in self._fast_writes and relax_local_durability(self, name):
+            self._fast_writes.add(name)
 
     # -- collections --------------------------------------------------------------------------
     def ensure_collection(self, name: str, dim: int) -> None:
@@ -59,7 +66,6 @@ class VectorStore:
                 self._client.create_collection(
                     name, vectors_config=self._models.VectorParams(size=dim, distance=self._models.Distance.COSINE))
             self._known.add(name)
-        relax_local_durability(self, name)
 
     def drop_collection(self, name: str) -> None:
         with self._lock:
@@ -78,6 +84,7 @@ class VectorStore:
                batch_size: int = 512) -> None:
         models = self._models
         with self._lock:
+            self._before_write(name)
             for i in range(0, len(ids), batch_size):
                 points = [models.PointStruct(id=point_id(k), vector=v.tolist(), payload={**p, "key": k})
                           for k, v, p in zip(ids[i:i + batch_size], vectors[i:i + batch_size],
@@ -98,6 +105,7 @@ class VectorStore:
         with self._lock:
             if not self._client.collection_exists(name):
                 return
+            self._before_write(name)
             if ids is not None:
                 selector = models.PointIdsList(points=[point_id(k) for k in ids])
             elif where:
@@ -121,46 +129,46 @@ class VectorStore:
             self._client.close()
 
 
-_stores: dict[str, VectorStore] = {}
-_stores_lock = threading.Lock()
+_stores: ProcessRegistry[VectorStore] = ProcessRegistry()
+
+
+def _store_key(settings: Settings) -> str:
+    return settings.qdrant_url or str(settings.data_dir.resolve() / "qdrant")
 
 
 def get_vector_store(settings: Settings) -> VectorStore:
     """The process-wide store for these settings (one local client per folder, or a server client)."""
+    return _stores.get(_store_key(settings), lambda: _open_vector_store(settings))
+
+
+def _open_vector_store(settings: Settings) -> VectorStore:
     from qdrant_client import QdrantClient
-    key = settings.qdrant_url or str(settings.data_dir.resolve() / "qdrant")
-    with _stores_lock:
-        if key in _stores:
-            return _stores[key]
-        try:
-            if settings.qdrant_url:
-                client = QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key, timeout=10)
-                client.get_collections()  # fail now, clearly, rather than at the first search
-                store = VectorStore(client, local=False)
-            else:
-                path = settings.data_dir / "qdrant"
-                path.mkdir(parents=True, exist_ok=True)
-                client = QdrantClient(path=str(path), force_disable_check_same_thread=True)
-                store = VectorStore(client, local=True)
-        except Exception as exc:  # noqa: BLE001
-            log.exception("opening Qdrant failed")
-            if settings.qdrant_url:
-                raise StoreUnavailable(
-                    f"Cannot reach the Qdrant server at {settings.qdrant_url}; start it or unset "
-                    "QDRANT_URL to use the embedded store.") from exc
+    try:
+        if settings.qdrant_url:
+            client = QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key, timeout=10)
+            client.get_collections()  # fail now, clearly, rather than at the first search
+            return VectorStore(client, local=False)
+        path = settings.data_dir / "qdrant"
+        path.mkdir(parents=True, exist_ok=True)
+        return VectorStore(QdrantClient(path=str(path), force_disable_check_same_thread=True), local=True)
+    except Exception as exc:  # noqa: BLE001
+        log.exception("opening Qdrant failed")
+        if settings.qdrant_url:
             raise StoreUnavailable(
-                f"Cannot open the vector store in {settings.data_dir / 'qdrant'}: another program "
-                "(a second copy of the app or CLI?) may be using it; stop it and try again.") from exc
-        _stores[key] = store
-        return store
+                f"Cannot reach the Qdrant server at {settings.qdrant_url}; start it or unset "
+                "QDRANT_URL to use the embedded store.") from exc
+        raise StoreUnavailable(
+            f"Cannot open the vector store in {settings.data_dir / 'qdrant'}: another program "
+            "(a second copy of the app or CLI?) may be using it; stop it and try again.") from exc
 
 
 def relax_local_durability(store: VectorStore, name: str) -> bool:
     """Make local-mode writes to collection `name` fast: Qdrant's local mode commits every point in
     its own SQLite transaction with a full disk sync (10-20 ms a point on this disk, so ~60 points/s).
     WAL with synchronous=NORMAL commits without waiting for the disk; a power cut may lose the last
-    writes but never corrupts the file. Applies per open collection (call after ensure_collection);
-    returns False for a Qdrant server or an unexpected qdrant-client layout (then nothing changes)."""
+    writes but never corrupts the file. Applies per open collection;
+    returns False for a Qdrant server, a collection not created yet, or an unexpected qdrant-client
+    layout (then nothing changes). VectorStore calls it before the first write to each collection."""
     if not store.local:
         return False
     with store._lock:
@@ -176,18 +184,11 @@ def relax_local_durability(store: VectorStore, name: str) -> bool:
 
 def close_vector_store(settings: Settings) -> None:
     """Close the store of these settings only (e.g. an evaluation's temporary folder), if open."""
-    key = settings.qdrant_url or str(settings.data_dir.resolve() / "qdrant")
-    with _stores_lock:
-        store = _stores.pop(key, None)
-    if store is not None:
-        store.close()
+    _stores.close(_store_key(settings))
 
 
 def close_vector_stores() -> None:
-    with _stores_lock:
-        for store in _stores.values():
-            store.close()
-        _stores.clear()
+    _stores.close_all()
 
 
 import atexit  # noqa: E402 - closing local clients before interpreter teardown avoids noisy errors

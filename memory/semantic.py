@@ -14,10 +14,10 @@ while searches still answer from vectors alone, flagged with score part `graph_u
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import replace
 
 from core.errors import StoreUnavailable
+from core.registry import ProcessRegistry
 from core.settings import Settings
 from memory.extract import extract, query_keys
 from memory.graph.base import GraphStore
@@ -30,37 +30,29 @@ log = logging.getLogger(__name__)
 GRAPH_DEPTH = 2
 GRAPH_CANDIDATES = 100
 
-_graphs: dict[str, GraphStore] = {}
-_graphs_lock = threading.Lock()
+_graphs: ProcessRegistry[GraphStore] = ProcessRegistry()
+
+
+def _graph_key(settings: Settings) -> str:
+    return settings.neo4j_uri or str(settings.data_dir.resolve() / "memory" / "graph.sqlite3")
 
 
 def get_graph_store(settings: Settings) -> GraphStore:
     """The process-wide graph store for these settings (embedded under data_dir, or Neo4j)."""
     from memory.graph.factory import create_graph_store
-    key = settings.neo4j_uri or str(settings.data_dir.resolve() / "memory" / "graph.sqlite3")
-    with _graphs_lock:
-        if key not in _graphs:
-            _graphs[key] = create_graph_store(
-                path=settings.path("memory", "graph.sqlite3"), neo4j_uri=settings.neo4j_uri,
-                neo4j_username=settings.neo4j_username, neo4j_password=settings.neo4j_password,
-                neo4j_database=settings.neo4j_database)
-        return _graphs[key]
+    return _graphs.get(_graph_key(settings), lambda: create_graph_store(
+        path=settings.path("memory", "graph.sqlite3"), neo4j_uri=settings.neo4j_uri,
+        neo4j_username=settings.neo4j_username, neo4j_password=settings.neo4j_password,
+        neo4j_database=settings.neo4j_database))
 
 
 def close_graph_store(settings: Settings) -> None:
     """Close the graph store of these settings only, if open."""
-    key = settings.neo4j_uri or str(settings.data_dir.resolve() / "memory" / "graph.sqlite3")
-    with _graphs_lock:
-        graph = _graphs.pop(key, None)
-    if graph is not None:
-        graph.close()
+    _graphs.close(_graph_key(settings))
 
 
 def close_graph_stores() -> None:
-    with _graphs_lock:
-        for g in _graphs.values():
-            g.close()
-        _graphs.clear()
+    _graphs.close_all()
 
 
 class SemanticMemory(VectorBackedMemory):

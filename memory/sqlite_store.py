@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from core.errors import StoreUnavailable
+from core.registry import ProcessRegistry
 from core.text import search_tokens
 from memory.types import MemoryItem, MemoryType
 
@@ -405,28 +406,17 @@ class MemoryDocumentStore:
             self._conn.close()
 
 
-_stores: dict[str, MemoryDocumentStore] = {}
-_stores_lock = threading.Lock()
+_stores: ProcessRegistry[MemoryDocumentStore] = ProcessRegistry()
 
 
 def get_document_store(path: Path) -> MemoryDocumentStore:
     """One store (one connection) per database file per process."""
-    key = str(Path(path).resolve())
-    with _stores_lock:
-        if key not in _stores:
-            _stores[key] = MemoryDocumentStore(Path(path))
-        return _stores[key]
+    return _stores.get(str(Path(path).resolve()), lambda: MemoryDocumentStore(Path(path)))
 
 
 def close_document_store(path: Path) -> None:
-    with _stores_lock:
-        store = _stores.pop(str(Path(path).resolve()), None)
-    if store is not None:
-        store.close()
+    _stores.close(str(Path(path).resolve()))
 
 
 def close_document_stores() -> None:
-    with _stores_lock:
-        for s in _stores.values():
-            s.close()
-        _stores.clear()
+    _stores.close_all()

@@ -16,7 +16,6 @@ most `EXACT_FILTER_LIMIT` memories match, else Qdrant is over-fetched and filter
 from __future__ import annotations
 
 import logging
-import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,7 +23,7 @@ import numpy as np
 from core.embeddings import get_embedder
 from core.errors import AssistantError, StoreUnavailable
 from core.settings import Settings
-from core.vectors import collection_name, get_vector_store, relax_local_durability
+from core.vectors import collection_name, get_vector_store
 from memory.dense_index import DenseIndex, get_dense_index
 from memory.scoring import fused_relevance, hybrid_relevance, reciprocal_rank_fusion
 from memory.sqlite_store import MemoryDocumentStore
@@ -33,18 +32,6 @@ from memory.types import MemoryItem, MemoryType
 log = logging.getLogger(__name__)
 
 EXACT_FILTER_LIMIT = 20_000
-_tuned: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # store -> collections made fast
-
-
-def _tune(store, name: str) -> None:
-    """Local Qdrant syncs the disk for every point; SQLite here is the source of truth, so the
-    vector copy takes WAL/NORMAL durability (`core.vectors.relax_local_durability`)."""
-    names = _tuned.setdefault(store, set())
-    if name not in names:
-        relax_local_durability(store, name)
-        names.add(name)
-
-
 @dataclass
 class SearchFilters:
     since: float | None = None           # epoch seconds
@@ -150,7 +137,6 @@ class VectorBackedMemory:
                 by_collection.setdefault(self.collection(it), []).append(i)
             for name, idx in by_collection.items():
                 self.vectors.ensure_collection(name, vecs.shape[1])
-                _tune(self.vectors, name)
                 self.vectors.upsert(name, [items[i].id for i in idx], vecs[idx],
                                     [{"memory_type": self.memory_type.value,
                                       "timestamp": items[i].timestamp.timestamp()} for i in idx])
@@ -186,7 +172,6 @@ class VectorBackedMemory:
         self.docs.update(item, vec[0], keyword_texts[0])
         name = self.collection(item)
         self.vectors.ensure_collection(name, vec.shape[1])
-        _tune(self.vectors, name)
         self.vectors.upsert(name, [item.id], vec, [{"memory_type": self.memory_type.value,
                                                     "timestamp": item.timestamp.timestamp()}])
         index = self.dense_index
@@ -198,8 +183,7 @@ class VectorBackedMemory:
         for it in items:
             by_collection.setdefault(self.collection(it), []).append(it.id)
         for name, ids in by_collection.items():
-            _tune(self.vectors, name)
-            self.vectors.delete(name, ids=ids)
+                self.vectors.delete(name, ids=ids)
         index = self.dense_index
         if index is not None:
             index.remove([it.id for it in items])

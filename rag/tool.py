@@ -9,7 +9,6 @@ import hashlib
 import logging
 import shutil
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 from core.embeddings import get_embedder
 from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError
 from core.llm import get_llm
+from core.registry import ProcessRegistry
 from core.settings import Settings, get_settings
 from core.vectors import collection_name, get_vector_store
 from rag import prompts
@@ -28,16 +28,12 @@ from rag.types import Answer, ConvertedDocument, IngestResult, SearchHit
 
 log = logging.getLogger(__name__)
 
-_doc_stores: dict[str, DocumentStore] = {}
-_doc_stores_lock = threading.Lock()
+_doc_stores: ProcessRegistry[DocumentStore] = ProcessRegistry()
 
 
 def get_document_store(settings: Settings) -> DocumentStore:
     path = settings.data_dir.resolve() / "documents.sqlite"
-    with _doc_stores_lock:
-        if str(path) not in _doc_stores:
-            _doc_stores[str(path)] = DocumentStore(path)
-        return _doc_stores[str(path)]
+    return _doc_stores.get(str(path), lambda: DocumentStore(path))
 
 
 def file_digest(path: Path) -> str:

@@ -172,7 +172,7 @@ def test_documents_survive_a_restart(settings):
     from rag import tool as tool_module
     doc = RAGTool("alice", settings).add_text(NOTES, title="notes")
     close_vector_stores()
-    tool_module._doc_stores.clear()
+    tool_module._doc_stores.close_all()
     reopened = RAGTool("alice", settings)
     assert reopened.get_document(doc.doc_id).chunks == doc.chunks
     assert "dictionary" in reopened.search("dictionary keys values")[0].chunk.text.lower()
