@@ -14,29 +14,23 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 from assistant import history as H
-from assistant import prompts
 from assistant.intent import IntentRouter
 from assistant.pages import RenderedPage, best_page, render_page
-from assistant.timerange import Period, parse_period
 from assistant.types import (AskResult, ConsolidatePreview, DocumentInfo, ForgetPreview, LoadResult, MemoryRef,
                              NoteResult, RecallFilters)
-from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError
+from core.errors import AssistantError, DocumentError, InvalidRequest
 from core.settings import Settings, get_settings
-from core.text import search_tokens
-from rag.types import Answer, Citation
+from rag.types import Citation, SourcesEvent
 
 log = logging.getLogger(__name__)
 
-FOLLOW_UP_MAX_TERMS = 5        # without an LLM, a question this short after another one is a follow-up
-MEMORY_ANSWER_ITEMS = 12       # memory records a memory answer lists or gives the LLM
 MAX_NOTE_CHARS = 5000
 
 _routers: dict[str, IntentRouter] = {}
@@ -119,30 +113,17 @@ class PDFLearningAssistant:
     # == questions ================================================================================
     def ask(self, question: str, history: list[dict] | None = None, use_advanced_search: bool = False, *,
             mqe: bool | None = None, hyde: bool | None = None,
-            session_id: str | None = None) -> Iterator[str | AskResult]:
-        """Yield the answer's text as it is written, then the AskResult (always last).
+            session_id: str | None = None) -> Iterator[str | SourcesEvent | AskResult]:
+        """Yield a SourcesEvent (the passages, at once), the answer's text as it is written, then the
+        AskResult (always last). The whole trip is `assistant.ask.ask_question`.
 
         `history`: the conversation so far, [{"role": "user"|"assistant", "content": str}, ...].
-        `use_advanced_search` turns on MQE and HyDE (when an LLM is configured); `mqe` / `hyde` set
-        them one by one. Questions about the person's own past are answered from memory."""
-        question = (question or "").strip()
-        if not question:
-            raise InvalidRequest("The question is empty; type a question first.")
-        started = time.perf_counter()
-        session_id = session_id or self.default_session
-        history = [t for t in (history or []) if isinstance(t.get("content"), str)]
-        with self.lock:
-            self._remember(question, "working", H.KIND_QUESTION, session_id)
-        decision = self.router.classify(question)
-        if decision.is_memory:
-            result = yield from self._answer_from_memory(question, history)
-        else:
-            result = yield from self._answer_from_documents(question, history, use_advanced_search, mqe, hyde)
-        result.intent_margin = decision.margin
-        result.seconds = round(time.perf_counter() - started, 3)
-        with self.lock:
-            self._remember_interaction(result, session_id)
-        yield result
+        `use_advanced_search` turns on MQE and HyDE (when there is an LLM); `mqe` / `hyde` set them one by one."""
+        from assistant.ask import ask_question
+        yield from ask_question(self, question, history,
+                                mqe=use_advanced_search if mqe is None else mqe,
+                                hyde=use_advanced_search if hyde is None else hyde,
+                                session_id=session_id or self.default_session)
 
     def ask_once(self, question: str, history: list[dict] | None = None, use_advanced_search: bool = False,
                  **kwargs) -> AskResult:
@@ -152,144 +133,6 @@ class PDFLearningAssistant:
             if isinstance(item, AskResult):
                 final = item
         return final
-
-    def _answer_from_documents(self, question, history, advanced, mqe, hyde):
-        search_query = self.standalone_question(question, history)
-        refs = self._relevant_memories(question)
-        memory_context, used = H.pack_memories(refs)
-        options = {}
-        llm = self.rag.llm is not None
-        use_mqe = advanced if mqe is None else mqe
-        use_hyde = advanced if hyde is None else hyde
-        if llm:
-            options = {"mqe": bool(use_mqe), "hyde": bool(use_hyde)}
-        answer: Answer | None = None
-        for item in self.rag.ask_stream(search_query, history=history, memory_context=memory_context or None,
-                                        **options):
-            if isinstance(item, Answer):
-                answer = item
-            else:
-                yield item
-        notice = answer.notice
-        if (use_mqe or use_hyde) and not llm:
-            notice = " ".join(n for n in (notice, "Advanced search (MQE/HyDE) needs a language model; "
-                                                  "the question was searched as written.") if n)
-        return AskResult(question=question, text=answer.text, route="documents", mode=answer.mode,
-                         citations=answer.citations, memories=used, notice=notice, search_query=search_query)
-
-    def standalone_question(self, question: str, history: list[dict]) -> str:
-        """The question retrieval searches for: a follow-up ("what about the second one?") made standalone.
-
-        With an LLM, it rewrites the question from the conversation. Without one, a short question
-        that follows another is searched together with the previous question."""
-        previous = [t["content"] for t in history if t.get("role") == "user" and t["content"].strip() != question]
-        if not previous:
-            return question
-        if self.rag.llm is not None:
-            conversation = "\n".join(f"{t['role']}: {H.clip_tokens(t['content'], 120)}" for t in history[-6:])
-            try:
-                rewritten = self.rag.llm.complete(
-                    [{"role": "user", "content": prompts.CONDENSE.format(conversation=conversation, question=question)}],
-                    max_tokens=120, temperature=0.0).strip().strip('"')
-                if rewritten and len(rewritten) < 4 * len(question) + 200:
-                    return rewritten
-            except LLMError:
-                log.warning("rewriting a follow-up question failed; using the heuristic", exc_info=True)
-        if len(set(search_tokens(question))) <= FOLLOW_UP_MAX_TERMS:
-            return f"{previous[-1]} {question}"
-        return question
-
-    def _relevant_memories(self, question: str) -> list[MemoryRef]:
-        """Notes, preferences and past questions close to this question (for the prompt, labelled as memory)."""
-        from memory.types import MemoryType
-        try:
-            hits = self.memory.search(question, memory_types=[MemoryType.SEMANTIC, MemoryType.EPISODIC], limit=12)
-        except AssistantError:
-            log.warning("memory search failed; answering without memories", exc_info=True)
-            return []
-        refs = []
-        for hit in hits:
-            kind = hit.metadata.get("kind")
-            if kind == H.KIND_QA and hit.metadata.get("route") == "memory":
-                continue  # questions about the history itself say nothing about the topic
-            if kind == H.KIND_QA and hit.metadata.get("question", "").strip() == question:
-                continue  # the same question asked before: its old answer would only echo
-            if H.cosine_of(hit) >= H.MIN_COSINE or kind == H.KIND_PREFERENCE:
-                refs.append(H.to_ref(hit))
-        # Stated preferences always apply, relevant or not.
-        for pref in self._stored(["semantic"], kind=H.KIND_PREFERENCE)[:3]:
-            if all(r.id != pref.id for r in refs):
-                refs.insert(0, pref)
-        return refs
-
-    def _answer_from_memory(self, question: str, history: list[dict]):
-        period = parse_period(question)
-        records = self._memory_records(question, period)
-        period_text = f" ({period.label})" if period else ""
-        if not records:
-            text = prompts.NO_MEMORIES.format(period=f" {period.label}" if period else "")
-            yield text
-            return AskResult(question=question, text=text, route="memory", mode="memory",
-                             period=period.label if period else "")
-        lines = [H.describe(r) for r in records]
-        text, notice = None, ""
-        if self.rag.llm is not None:
-            messages = [{"role": "system", "content": prompts.MEMORY_ANSWER_SYSTEM}]
-            messages += [{"role": t["role"], "content": t["content"]} for t in history[-4:]
-                         if t.get("role") in ("user", "assistant")]
-            messages.append({"role": "user", "content": prompts.MEMORY_ANSWER_USER.format(
-                period=period_text, records="\n".join(f"- {line}" for line in lines), question=question)})
-            pieces: list[str] = []
-            try:
-                for piece in self.rag.llm.stream(messages):
-                    pieces.append(piece)
-                    yield piece
-                text = "".join(pieces).strip()
-            except LLMError as exc:
-                notice = f"{exc} Listing your records instead."
-                if pieces:
-                    yield "\n\n"
-        if text is None:
-            text = prompts.MEMORY_HEADER.format(period=period_text) + "\n" + "\n".join(f"- {line}" for line in lines)
-            yield text
-        return AskResult(question=question, text=text, route="memory", mode="memory", memories=records,
-                         notice=notice, period=period.label if period else "")
-
-    def _memory_records(self, question: str, period: Period | None) -> list[MemoryRef]:
-        """What the person did: everything in the named period (oldest first), else the closest records."""
-        def useful(ref: MemoryRef) -> bool:
-            return not (ref.kind == H.KIND_QA and ref.metadata.get("route") == "memory") and ref.kind != H.KIND_QUESTION
-        if period is not None:
-            refs = [r for r in self._stored(["episodic", "semantic"], since=period.since, until=period.until) if useful(r)]
-            refs.sort(key=lambda r: r.timestamp)
-            return refs[-MEMORY_ANSWER_ITEMS:]
-        from memory.types import MemoryType
-        hits = self.memory.search(question, memory_types=[MemoryType.EPISODIC, MemoryType.SEMANTIC],
-                                  limit=MEMORY_ANSWER_ITEMS * 2)
-        refs = [H.to_ref(h) for h in hits if useful(H.to_ref(h))]
-        if len(refs) < 3:  # "what have I learned so far?" matches little; the recent history answers it
-            seen = {r.id for r in refs}
-            refs += [r for r in self._stored(["episodic", "semantic"], limit=MEMORY_ANSWER_ITEMS)
-                     if useful(r) and r.id not in seen]
-        refs = refs[:MEMORY_ANSWER_ITEMS]
-        refs.sort(key=lambda r: r.timestamp)
-        return refs
-
-    def _remember_interaction(self, result: AskResult, session_id: str) -> None:
-        cited = [{"doc_id": c.doc_id, "doc_name": c.doc_name, "page_start": c.page_start, "page_end": c.page_end,
-                  "score": c.score} for c in result.citations]
-        labels = [c.label for c in result.citations]
-        content = f"Asked: {result.question}\nAnswer: {H.clip_tokens(result.text, 150)}"
-        if labels:
-            content += "\nSources: " + "; ".join(labels)
-        try:
-            self._remember(content, "episodic", H.KIND_QA, session_id, question=result.question, route=result.route,
-                           mode=result.mode, citations=cited, cited_labels=labels,
-                           answer=H.clip_tokens(result.text, 300))
-        except AssistantError:
-            # The answer was given; failing to remember it must not take it back. Say so in the notice.
-            log.exception("recording the interaction failed")
-            result.notice = " ".join(n for n in (result.notice, "This exchange could not be saved to your history.") if n)
 
     # == notes ====================================================================================
     def add_note(self, content: str, concept: str | None = None, *, doc_id: str | None = None,

@@ -39,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = get_settings()
     try:
         from rag.tool import RAGTool
+        from rag.types import Answer
         tool = RAGTool(args.user or settings.default_user, settings)
         if args.command == "ingest":
             failed = 0
@@ -63,19 +64,24 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{h.rank:>2}. {h.score:.4f}  {h.doc_name} {h.pages_label}  [{path}]")
                     print("    " + h.chunk.text[:300].replace("\n", " "))
                 return 0
-            final = None
+            final, printed = None, []
             for item in tool.ask_stream(args.query, **options):
                 if isinstance(item, str):
+                    printed.append(item)
                     print(item, end="", flush=True)
-                else:
+                elif isinstance(item, Answer):
                     final = item
+            if "".join(printed).strip() != final.text:   # e.g. the model found nothing: say it plainly
+                print("\n\n" + final.text, end="")
             print()
-            if final.citations:
-                print("\nSources:")
-                for c in final.citations:
-                    print(f"  {c.label}  (score {c.score})")
+            listed = final.citations or final.related
+            if listed:
+                print("\nRelated passages:" if final.refused else "\nSources:")
+                for c in listed:
+                    print(f"  {c.label}" + (f"  ({c.strength} match)" if c.strength else ""))
+            print(f"\nAnswered by: {final.llm if final.llm != 'none' else 'no language model (quoted passages)'}")
             if final.notice:
-                print(f"\nNote: {final.notice}")
+                print(f"Note: {final.notice}")
             return 0
         if args.command == "list":
             for d in tool.list_documents():

@@ -1,29 +1,36 @@
-"""Turning retrieved chunks into an answer: pack whole chunks into a token budget, label them [n],
-stream the LLM's cited answer — or, with no LLM, quote the best sentences with the same citations."""
+"""Turning retrieved passages into what a person reads.
+
+Three kinds of answer, chosen by `rag.tool.RAGTool.ask_stream`:
+- **not in your documents** — the evidence (rag.evidence) is too weak: say so plainly, in the
+  question's language, and list the closest passages as related;
+- **extractive** (no LLM) — a short answer first (the unit that best answers the question), then up
+  to two supporting quotes, each cited; code stays code, no sentence twice, no table of contents;
+- **composed** (an LLM) — passages labelled [n] go to the model, which answers with [n] citations;
+  the text streams, and each cited sentence is then checked against its passage.
+Citations are numbered 1..n in the order the answer first uses them.
+"""
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-from core.llm import LLMClient
-from core.text import count_tokens, search_tokens
+from core.text import count_tokens, detect_language
 from rag import prompts
+from rag.evidence import Evidence, SentenceCheck, Unit, check_answer, split_units, terms_of
 from rag.types import Answer, Citation, SearchHit
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n{2,}|(?<=[。！？])")
 _CITE = re.compile(r"\[(\d{1,3})\]")
+MAX_SHORT_ANSWER_CHARS = 320
 
 
-def pack_context(hits: list[SearchHit], budget_tokens: int) -> list[tuple[int, SearchHit]]:
-    """Whole chunks, best first, until the budget is spent (the first always fits). Returns (n, hit)."""
-    packed, used = [], 0
-    for hit in hits:
-        cost = hit.chunk.token_count + 12  # the source label
-        if packed and used + cost > budget_tokens:
-            continue
-        packed.append((len(packed) + 1, hit))
-        used += cost
-    return packed
+@dataclass
+class Source:
+    """One passage as the answer's prompt or quotes number it: [n] → the hit and the text used."""
+    n: int
+    hit: SearchHit
+    text: str                 # the excerpt shown to the LLM / quoted (the whole chunk or part of it)
+    support: float = 0.0      # its best evidence score
 
 
 def source_label(n: int, hit: SearchHit) -> str:
@@ -32,82 +39,248 @@ def source_label(n: int, hit: SearchHit) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def build_messages(question: str, packed: list[tuple[int, SearchHit]], *, history: list[dict] | None = None,
-                   memory_context: str | None = None) -> list[dict]:
-    context = "\n\n".join(f"{source_label(n, h)}\n{h.chunk.text}" for n, h in packed)
-    messages = [{"role": "system", "content": prompts.ANSWER_SYSTEM}]
-    if memory_context:
-        messages.append({"role": "system", "content": prompts.MEMORY_CONTEXT.format(memory=memory_context)})
-    for turn in (history or [])[-6:]:
-        if turn.get("role") in ("user", "assistant") and isinstance(turn.get("content"), str):
-            messages.append({"role": turn["role"], "content": turn["content"]})
-    messages.append({"role": "user", "content": prompts.ANSWER_USER.format(context=context, question=question)})
-    return messages
-
-
-def citation_for(n: int, hit: SearchHit, quote: str | None = None) -> Citation:
+def citation_for(n: int, hit: SearchHit, quote: str | None = None, support: float | None = None) -> Citation:
     """A citation of the hit; when quoting part of it, the pages are those of the quoted part."""
     page_start, page_end = hit.chunk.page_start, hit.chunk.page_end
-    if quote is not None and (at := hit.chunk.text.find(quote)) >= 0:
+    if quote is not None and (at := hit.chunk.text.find(quote.split("\n")[-1][:80])) >= 0:
         page_start, page_end = hit.chunk.pages_of_span(at, at + len(quote))
     return Citation(n=n, doc_id=hit.chunk.doc_id, doc_name=hit.doc_name, page_start=page_start,
                     page_end=page_end, chunk_id=hit.chunk.chunk_id, score=round(hit.score, 4),
-                    quote=quote if quote is not None else hit.chunk.text)
+                    quote=quote if quote is not None else hit.chunk.text,
+                    support=None if support is None else round(support, 3))
 
 
-def cited_sources(text: str, packed: list[tuple[int, SearchHit]]) -> list[Citation]:
-    """Citations the answer actually uses, in order of first use; all sources if it cites none."""
-    by_n = dict(packed)
-    used = [int(m) for m in dict.fromkeys(_CITE.findall(text)) if int(m) in by_n]
-    return [citation_for(n, by_n[n]) for n in (used or [n for n, _ in packed])]
+# -- sources for a prompt ---------------------------------------------------------------------------------
+
+def whole_chunk_sources(hits: list[SearchHit], budget_tokens: int, evidence: list[Evidence]) -> list[Source]:
+    """Whole chunks, best first, until the budget is spent (the first always fits): for endpoints
+    with room to read."""
+    best = _best_score_per_chunk(evidence)
+    sources, used = [], 0
+    for hit in hits:
+        cost = hit.chunk.token_count + 12  # the source label
+        if sources and used + cost > budget_tokens:
+            continue
+        sources.append(Source(len(sources) + 1, hit, hit.chunk.text, best.get(hit.chunk.chunk_id, 0.0)))
+        used += cost
+    return sources
 
 
-def stream_llm_answer(question: str, hits: list[SearchHit], llm: LLMClient, *, budget_tokens: int,
-                      history: list[dict] | None = None, memory_context: str | None = None) -> Iterator[str | Answer]:
-    """Yield text pieces as the LLM writes, then the final Answer. LLMError propagates to the caller."""
-    packed = pack_context(hits, budget_tokens)
-    pieces: list[str] = []
-    for piece in llm.stream(build_messages(question, packed, history=history, memory_context=memory_context)):
-        pieces.append(piece)
-        yield piece
-    text = "".join(pieces).strip()
-    yield Answer(question=question, text=text, citations=cited_sources(text, packed), mode="llm")
+def focused_sources(evidence: list[Evidence], budget_tokens: int, *, max_sources: int = 4) -> list[Source]:
+    """For a small local model, whose time goes into reading the prompt: from each of the best chunks,
+    only its best unit with its neighbours, until the budget is spent."""
+    chosen: dict[str, Source] = {}
+    used = 0
+    for ev in evidence:
+        cid = ev.hit.chunk.chunk_id
+        if cid in chosen or len(chosen) >= max_sources:
+            continue
+        excerpt = _window(ev)
+        cost = count_tokens(excerpt) + 12
+        if chosen and used + cost > budget_tokens:
+            continue
+        chosen[cid] = Source(len(chosen) + 1, ev.hit, excerpt, ev.score)
+        used += cost
+    return list(chosen.values())
 
 
-def split_sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and len(s.strip()) > 1]
+def _window(ev: Evidence, *, max_tokens: int = 150) -> str:
+    """The unit with the sentences around it, as long as the window stays under max_tokens."""
+    units = split_units(ev.hit.chunk.text)
+    at = next((i for i, u in enumerate(units) if u.start == ev.unit.start), None)
+    if at is None:
+        return ev.unit.text
+    lo = hi = at
+    text = units[at].text
+    while True:
+        grown = False
+        for j in (lo - 1, hi + 1):
+            if 0 <= j < len(units):
+                candidate = " ".join(u.text for u in units[min(lo, j):max(hi, j) + 1])
+                if count_tokens(candidate) <= max_tokens:
+                    lo, hi, text, grown = min(lo, j), max(hi, j), candidate, True
+        if not grown:
+            return text
 
 
-def extractive_answer(question: str, hits: list[SearchHit], *, max_sentences: int = 3,
-                      from_chunks: int = 4) -> Answer:
-    """The best sentences of the top chunks, each cited. Sentence score = share of the question's terms
-    it contains, nudged by its chunk's rank so the best chunk wins ties."""
-    terms = set(search_tokens(question))
-    candidates = []
-    for n, hit in enumerate(hits[:from_chunks], start=1):
-        for position, sentence in enumerate(split_sentences(hit.chunk.text)):
-            if count_tokens(sentence) < 4:
-                continue
-            words = set(search_tokens(sentence))
-            overlap = len(terms & words) / (len(terms) or 1)
-            candidates.append((overlap + 0.15 / n - 0.001 * position, n, position, sentence, hit))
-    candidates.sort(key=lambda c: -c[0])
-    # A sentence sharing no word with the question only pads the answer (unless nothing matches at all).
-    relevant = [c for c in candidates if c[0] > 0.15 / c[1]]
-    candidates = relevant or candidates[:1]
-    chosen = sorted(candidates[:max_sentences], key=lambda c: (c[1], c[2]))  # document order reads better
-    if not chosen:
-        chosen = [(0, n, 0, hit.chunk.text[:400], hit) for n, hit in enumerate(hits[:1], start=1)]
-    lines = [f"> {sentence} [{n}]" for _, n, _, sentence, _ in chosen]
-    citations: dict[int, Citation] = {}
-    for _, n, _, sentence, hit in chosen:
-        if n not in citations:
-            citations[n] = citation_for(n, hit, quote=sentence)
-        else:   # a second sentence of the same source widens its page range if need be
-            extra = citation_for(n, hit, quote=sentence)
-            c = citations[n]
-            c.quote += " … " + sentence
+def _best_score_per_chunk(evidence: list[Evidence]) -> dict[str, float]:
+    best: dict[str, float] = {}
+    for ev in evidence:
+        best.setdefault(ev.hit.chunk.chunk_id, ev.score)
+    return best
+
+
+def build_messages(question: str, sources: list[Source], *, system: str, history: list[dict] | None = None,
+                   memory_context: str | None = None) -> list[dict]:
+    """System prompt first and identical every time, so a local model reuses its cached reading of it."""
+    context = "\n\n".join(f"{source_label(s.n, s.hit)}\n{s.text}" for s in sources)
+    messages = [{"role": "system", "content": system}]
+    if memory_context:
+        messages.append({"role": "system", "content": prompts.MEMORY_CONTEXT.format(memory=memory_context)})
+    for turn in (history or [])[-4:]:
+        if turn.get("role") in ("user", "assistant") and isinstance(turn.get("content"), str):
+            messages.append({"role": turn["role"], "content": turn["content"][:1500]})
+    language_hint = prompts.ANSWER_IN_CHINESE if detect_language(question) == "zh" else ""
+    messages.append({"role": "user", "content": prompts.ANSWER_USER.format(
+        context=context, question=question, language_hint=language_hint)})
+    return messages
+
+
+# -- citation numbers in order of appearance -----------------------------------------------------------------
+
+class CitationRenumberer:
+    """Rewrites [k] (the prompt's numbering) to 1..n in order of first use, while the text streams.
+    A piece ending in the middle of a "[12" is held back until the bracket closes."""
+
+    def __init__(self, valid: set[int]):
+        self.valid = valid
+        self.order: list[int] = []     # prompt numbers, in order of first use
+        self._pending = ""
+
+    def _map(self, m: re.Match) -> str:
+        k = int(m.group(1))
+        if k not in self.valid:
+            return ""                  # a number with no source behind it is dropped, not shown
+        if k not in self.order:
+            self.order.append(k)
+        return f"[{self.order.index(k) + 1}]"
+
+    def feed(self, piece: str) -> str:
+        text = self._pending + piece
+        cut = text.rfind("[")
+        if cut != -1 and "]" not in text[cut:] and len(text) - cut <= 5:
+            text, self._pending = text[:cut], text[cut:]
+        else:
+            self._pending = ""
+        return _CITE.sub(self._map, text)
+
+    def flush(self) -> str:
+        rest, self._pending = self._pending, ""
+        return _CITE.sub(self._map, rest)
+
+
+def renumber(text: str, valid: set[int]) -> tuple[str, list[int]]:
+    """The whole text renumbered at once; returns (text, prompt numbers in order of first use)."""
+    r = CitationRenumberer(valid)
+    out = r.feed(text) + r.flush()
+    return out, r.order
+
+
+# -- the three kinds of answer ---------------------------------------------------------------------------------
+
+def refusal(question: str, evidence: list[Evidence], hits: list[SearchHit], *, max_related: int = 3) -> Answer:
+    """'Not in your documents', with the closest passages as related reading."""
+    zh = detect_language(question) == "zh"
+    related, seen = [], set()
+    for ev in evidence:
+        if ev.hit.chunk.chunk_id not in seen and len(related) < max_related:
+            seen.add(ev.hit.chunk.chunk_id)
+            related.append(citation_for(len(related) + 1, ev.hit, quote=ev.unit.text, support=ev.score))
+    if not related:
+        related = [citation_for(i, h) for i, h in enumerate(hits[:max_related], start=1)]
+    text = prompts.NOT_IN_DOCUMENTS_ZH if zh else prompts.NOT_IN_DOCUMENTS
+    return Answer(question=question, text=text, citations=[], mode="none", refused=True, related=related)
+
+
+def _near_duplicate(a: str, b: str) -> bool:
+    ta, tb = set(terms_of(a)), set(terms_of(b))
+    if not ta or not tb:
+        return a.strip() == b.strip()
+    return len(ta & tb) / min(len(ta), len(tb)) >= 0.8
+
+
+def _shown(unit: Unit) -> str:
+    if unit.kind == "code":
+        return f"```\n{unit.text}\n```"
+    if unit.kind == "table":
+        return unit.text
+    text = unit.text
+    return text if len(text) <= MAX_SHORT_ANSWER_CHARS else text[:MAX_SHORT_ANSWER_CHARS].rsplit(" ", 1)[0] + " …"
+
+
+def _with_example(ev: Evidence) -> str:
+    """A sentence that introduces an example ("… like this:") is shown with the code that follows it."""
+    shown = _shown(ev.unit)
+    if ev.unit.kind == "sentence" and ev.unit.text.rstrip().endswith((":", "：")):
+        units = split_units(ev.hit.chunk.text)
+        after = [u for u in units if u.start >= ev.unit.end]
+        if after and after[0].kind == "code":
+            return f"{shown}\n\n```\n{after[0].text}\n```"
+    return shown
+
+
+def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: int = 2,
+                      min_relative: float = 0.75) -> Answer:
+    """The best unit as the short answer, then up to `max_quotes` supporting units nearly as good,
+    none repeating another, each cited in order of appearance."""
+    chosen: list[Evidence] = []
+    for ev in evidence:
+        if chosen and (len(chosen) > max_quotes or ev.score < min_relative * chosen[0].score):
+            break
+        if any(_near_duplicate(ev.unit.text, c.unit.text) for c in chosen):
+            continue
+        chosen.append(ev)
+    numbers: dict[str, int] = {}
+    citations: list[Citation] = []
+    lines: list[str] = []
+    for i, ev in enumerate(chosen):
+        cid = ev.hit.chunk.chunk_id
+        if cid not in numbers:
+            numbers[cid] = len(numbers) + 1
+            citations.append(citation_for(numbers[cid], ev.hit, quote=ev.unit.text, support=ev.score))
+        else:   # a second unit of the same source widens its quote and page range
+            c = citations[numbers[cid] - 1]
+            extra = citation_for(c.n, ev.hit, quote=ev.unit.text)
+            c.quote += " … " + ev.unit.text
             if c.page_start is not None and extra.page_start is not None:
                 c.page_start, c.page_end = min(c.page_start, extra.page_start), max(c.page_end, extra.page_end)
-    return Answer(question=question, text="\n".join(lines), citations=list(citations.values()),
-                  mode="extractive", notice=prompts.EXTRACTIVE_NOTICE)
+        shown, mark = _with_example(ev), f"[{numbers[cid]}]"
+        if "```" in shown or ev.unit.kind == "table":
+            head, _, rest = shown.partition("\n")
+            if i == 0 and ev.unit.kind == "sentence":
+                lines.append(f"**{head}** {mark}\n{rest}")
+            else:
+                lines.append(f"{shown}\n\n{mark}")
+        elif i == 0:
+            lines.append(f"**{shown}** {mark}")
+        else:
+            lines.append(f"> {shown} {mark}")
+    return Answer(question=question, text="\n\n".join(lines), citations=citations, mode="extractive")
+
+
+def stream_composed_answer(question: str, sources: list[Source], llm, *, system: str,
+                           history: list[dict] | None = None, memory_context: str | None = None,
+                           max_tokens: int | None = None) -> Iterator[str | Answer]:
+    """Yield the model's text (citations renumbered) as it is written, then the Answer. LLMError propagates."""
+    by_n = {s.n: s for s in sources}
+    renumberer = CitationRenumberer(set(by_n))
+    pieces: list[str] = []
+    messages = build_messages(question, sources, system=system, history=history, memory_context=memory_context)
+    for piece in llm.stream(messages, max_tokens=max_tokens):
+        out = renumberer.feed(piece)
+        if out:
+            pieces.append(out)
+            yield out
+    tail = renumberer.flush()
+    if tail:
+        pieces.append(tail)
+        yield tail
+    text = "".join(pieces).strip()
+    citations = [citation_for(i, by_n[k].hit, quote=by_n[k].text, support=by_n[k].support)
+                 for i, k in enumerate(renumberer.order, start=1)]
+    yield Answer(question=question, text=text, citations=citations, mode="llm", llm=getattr(llm, "model", "llm"))
+
+
+def says_not_found(text: str) -> bool:
+    """The model's own 'the sources do not say'."""
+    return bool(re.search(prompts.NOT_FOUND_PATTERN, text, re.IGNORECASE))
+
+
+def mark_unsupported(answer: Answer, embedder) -> list[SentenceCheck]:
+    """Check every cited sentence against its passage(s); append ⚠ to each one they do not back."""
+    passages = {c.n: c.quote for c in answer.citations}
+    checks = check_answer(answer.text, passages, embedder)
+    for check in checks:
+        if not check.supported and check.sentence in answer.text:
+            answer.text = answer.text.replace(check.sentence, check.sentence + " ⚠", 1)
+    return checks

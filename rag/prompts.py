@@ -1,12 +1,35 @@
-"""Every prompt the RAG pipeline sends, as named constants. {placeholders} are filled with str.format."""
+"""Every prompt and fixed sentence the RAG pipeline uses, as named constants. {placeholders} are filled
+with str.format. The system prompts come first in every request and never change, so a local model
+reuses its cached reading of them."""
 
+# For an endpoint model, which can read more and follow longer instructions.
 ANSWER_SYSTEM = (
     "You are a study assistant answering questions about the user's documents. "
-    "Answer ONLY from the numbered sources below. Cite every claim with the source number in square "
-    "brackets, like [1] or [2][3], right after the claim. Quote short key phrases exactly when useful. "
-    "If the sources do not contain the answer, say so plainly. Answer in the language of the question.")
+    "Answer ONLY from the numbered sources. Cite every claim with the source number in square "
+    "brackets, like [1] or [2][3], right after the claim. Quote key phrases and numbers exactly. "
+    "If the sources do not contain the answer, reply only: NOT IN DOCUMENTS. "
+    "Answer in the language of the question, briefly.")
 
-ANSWER_USER = "Sources:\n{context}\n\nQuestion: {question}"
+# For the small local model: short, concrete rules it can keep. It is only asked when the evidence is
+# strong (rag.evidence); told it may refuse, a 0.5B model refused answers its sources held.
+ANSWER_SYSTEM_LOCAL = (
+    "You answer questions using only the numbered sources given by the user.\n"
+    "Rules:\n"
+    "1. Answer in one to three short sentences.\n"
+    "2. After each sentence, write the number of the source it comes from in square brackets, like [1].\n"
+    "3. Copy names, terms and numbers exactly as the sources write them.\n"
+    "4. Answer in the same language as the question.")
+
+ANSWER_USER = "Sources:\n{context}\n\nQuestion: {question}{language_hint}"
+ANSWER_IN_CHINESE = "\n请用中文简要回答，并在每句后标注来源编号，如 [1]。"
+
+NOT_FOUND_PATTERN = r"NOT[ _]IN[ _]DOCUMENTS|sources do not (contain|answer|say|mention)|文档中没有|资料中没有|来源中没有"
+
+NOT_IN_DOCUMENTS = ("This is not in your documents: no passage answers it. The closest passages are listed "
+                    "below as related reading.")
+NOT_IN_DOCUMENTS_ZH = "你的文档中没有这个问题的答案：没有段落能回答它。下面列出最接近的段落，仅供参考。"
+
+UNSUPPORTED_NOTICE = "Sentences marked ⚠ are not backed by the passage they cite; check them against the source."
 
 MEMORY_CONTEXT = (
     "What you remember about this user (their notes and past questions; never cite these as sources):\n{memory}")
@@ -22,8 +45,7 @@ HYDE = (
     "Output only the passage.\n\nQuestion: {question}")
 
 EXTRACTIVE_NOTICE = (
-    "No language model is configured, so this answer quotes the most relevant passages; set "
-    "OPENAI_BASE_URL (and OPENAI_API_KEY) for composed answers.")
+    "No language model is available, so this answer quotes the passages that answer it best.")
 
 NO_DOCUMENTS = "There are no documents yet; upload a PDF first, then ask again."
 NO_MATCH = "Nothing in your documents matches this question; try other words or upload the right document."

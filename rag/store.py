@@ -166,6 +166,24 @@ class DocumentStore:
             (match, *(doc_ids or []), limit)).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
+    def term_document_counts(self, user_id: str, terms: list[str]) -> tuple[int, dict[str, int]]:
+        """(number of this user's chunks, {term: chunks containing it}) for BM25-token terms: the IDF
+        that tells a question's rare words from its common ones (rag.evidence)."""
+        n = self.count_chunks(user_id)
+        fts = self._fts_table(user_id, create=False)
+        terms = list(dict.fromkeys(t for t in terms if t))[:64]
+        if not fts or not terms:
+            return n, {}
+        vocab = f"{fts}_vocab"
+        with self._lock:
+            self._conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab({fts}, 'row')")
+        counts = {}
+        for term in terms:   # one indexed lookup each; an IN (...) list would scan the whole vocabulary
+            row = self._conn.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (term,)).fetchone()
+            if row:
+                counts[term] = int(row[0])
+        return n, counts
+
     def _fts_table(self, user_id: str, *, create: bool) -> str | None:
         row = self._conn.execute("SELECT name FROM fts_tables WHERE user_id=?", (user_id,)).fetchone()
         if row:

@@ -18,13 +18,16 @@ from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError
 from core.llm import get_llm
 from core.registry import ProcessRegistry
 from core.settings import Settings, get_settings
+from core.text import search_tokens
 from core.vectors import collection_name, get_vector_store
 from rag import prompts
-from rag.answer import extractive_answer, stream_llm_answer
+from rag.answer import (citation_for, extractive_answer, focused_sources, mark_unsupported, refusal, says_not_found,
+                        stream_composed_answer, whole_chunk_sources)
+from rag.evidence import Evidence, evidence_strength, question_weights, score_evidence
 from rag.chunk import chunk_document, document_context, embedding_text
 from rag.retrieve import RAG_COLLECTION, RetrievalOptions, RetrievalResult, Retriever
 from rag.store import DocumentRecord, DocumentStore
-from rag.types import Answer, ConvertedDocument, IngestResult, SearchHit
+from rag.types import Answer, ConvertedDocument, IngestResult, SearchHit, SourcesEvent
 
 log = logging.getLogger(__name__)
 
@@ -186,43 +189,80 @@ class RAGTool:
     def search(self, query: str, **options) -> list[SearchHit]:
         return self.retrieve(query, **options).hits
 
+    def evidence(self, question: str, hits: list[SearchHit]) -> list[Evidence]:
+        """The units of the hits scored as answers to the question (rag.evidence), best first."""
+        n_chunks, df = self.store.term_document_counts(self.user_id, search_tokens(question))
+        return score_evidence(question, hits, self.embedder, question_weights(question, df, n_chunks))
+
     def ask_stream(self, question: str, *, history: list[dict] | None = None, memory_context: str | None = None,
-                   **options) -> Iterator[str | Answer]:
-        """Yield answer text pieces as they are written, then the final Answer (always last)."""
+                   **options) -> Iterator[str | SourcesEvent | Answer]:
+        """Yield a SourcesEvent (the passages, at once), then the answer's text as it is written, then
+        the final Answer (always last). Weak evidence gives "not in your documents" with related passages;
+        no LLM gives the extractive answer; an LLM composes one whose cited sentences are then checked."""
         started = time.perf_counter()
         if not self.store.list_documents(self.user_id):
             yield Answer(question=question, text=prompts.NO_DOCUMENTS, citations=[], mode="none")
             return
         result = self.retrieve(question, **options)
         notices = list(result.warnings)
-        if not result.hits:
-            yield Answer(question=question, text=prompts.NO_MATCH, citations=[], mode="none", queries=result.queries,
-                         notice=" ".join(notices))
-            return
-        answer: Answer | None = None
-        if self.llm is not None:
-            emitted = False
-            try:
-                for item in stream_llm_answer(question, result.hits, self.llm, budget_tokens=self.settings.context_tokens,
-                                              history=history, memory_context=memory_context):
-                    if isinstance(item, Answer):
-                        answer = item
-                    else:
-                        emitted = True
-                        yield item
-            except LLMError as exc:
-                notices.append(f"{exc} Showing the best passages instead.")
-                if emitted:
-                    yield "\n\n"
-        if answer is None:
-            answer = extractive_answer(question, result.hits)
-            if self.llm is None:
-                notices.insert(0, answer.notice)
+        evidence = self.evidence(question, result.hits) if result.hits else []
+        if evidence_strength(evidence) < self.settings.answer_min_support:
+            answer = refusal(question, evidence, result.hits)
+            yield SourcesEvent(answer.related, related=True, search_query=question)
             yield answer.text
-        answer.notice = " ".join(n for n in notices if n)
+        elif self.llm is None:
+            answer = extractive_answer(question, evidence)
+            notices.insert(0, prompts.EXTRACTIVE_NOTICE)
+            yield SourcesEvent(answer.citations, search_query=question)
+            yield answer.text
+        else:
+            answer = yield from self._composed(question, result.hits, evidence, history, memory_context, notices)
+        answer.notice = " ".join(dict.fromkeys(n for n in notices if n))
         answer.queries = result.queries
         answer.seconds = time.perf_counter() - started
         yield answer
+
+    def _composed(self, question, hits, evidence, history, memory_context, notices) -> Iterator:
+        """The LLM's answer over the passages (a few focused excerpts for a local model, whole chunks
+        for an endpoint); the extractive answer if the model fails; a refusal if it finds nothing."""
+        local = getattr(self.llm, "is_local", False)
+        if local:
+            sources = focused_sources(evidence, self.settings.llm_context_tokens)
+            system, max_tokens = prompts.ANSWER_SYSTEM_LOCAL, self.settings.llm_local_max_tokens
+        else:
+            sources = whole_chunk_sources(hits, self.settings.context_tokens, evidence)
+            system, max_tokens = prompts.ANSWER_SYSTEM, self.settings.llm_max_tokens
+        waiting = getattr(self.llm, "waiting", lambda: 0)()
+        yield SourcesEvent([citation_for(s.n, s.hit, quote=s.text, support=s.support) for s in sources],
+                           search_query=question,
+                           waiting_for=f"{waiting} question(s) ahead of yours for {self.llm.model}" if waiting else "")
+        emitted = False
+        try:
+            answer = None
+            for item in stream_composed_answer(question, sources, self.llm, system=system, history=history,
+                                               memory_context=memory_context, max_tokens=max_tokens):
+                if isinstance(item, Answer):
+                    answer = item
+                else:
+                    emitted = True
+                    yield item
+        except LLMError as exc:
+            notices.append(f"{exc} Showing the passages that answer it best instead.")
+            if emitted:
+                yield "\n\n"
+            answer = extractive_answer(question, evidence)
+            yield answer.text
+            return answer
+        if says_not_found(answer.text) or not answer.text:
+            refused = refusal(question, evidence, hits)
+            refused.llm = answer.llm
+            return refused
+        answer.checks = mark_unsupported(answer, self.embedder)
+        if not answer.citations:   # a small model may forget the numbers: the sources still show
+            answer.citations = [citation_for(s.n, s.hit, quote=s.text, support=s.support) for s in sources]
+        if any(not c.supported for c in answer.checks):
+            notices.append(prompts.UNSUPPORTED_NOTICE)
+        return answer
 
     def ask(self, question: str, **kwargs) -> Answer:
         final = None

@@ -93,6 +93,14 @@ class Citation:
     chunk_id: str
     score: float
     quote: str                       # the passage (or sentence) the answer rests on
+    support: float | None = None     # how well its best sentence answers the question (0-1)
+
+    @property
+    def strength(self) -> str:
+        """Relevance as a plain word for people (never a raw fusion score)."""
+        if self.support is None:
+            return ""
+        return "strong" if self.support >= 0.7 else "partial" if self.support >= 0.45 else "weak"
 
     @property
     def label(self) -> str:
@@ -113,6 +121,7 @@ class Answer:
     refused: bool = False            # "not in your documents": the evidence was too weak
     related: list[Citation] = field(default_factory=list)   # the closest passages, shown when refused
     llm: str = "none"                # the model that composed the text, or "none"
+    checks: list = field(default_factory=list)   # rag.evidence.SentenceCheck per cited sentence (composed answers)
 
 
 @dataclass

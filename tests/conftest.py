@@ -16,7 +16,7 @@ SHARED_DOCS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "
 @pytest.fixture
 def settings(tmp_path) -> Settings:
     """Settings with their own data folder and no LLM (whatever the developer's .env says)."""
-    return Settings(_env_file=None, data_dir=tmp_path / "data")
+    return Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none")
 
 
 @pytest.fixture(scope="session")

@@ -26,6 +26,7 @@ class FakeLLM:
         self.mode = "ok"          # ok | error | stall | stall_midstream
         self.stall_seconds = 5.0
         self.answer = "A function is a named sequence of statements [1]. Loops repeat work [2]."
+        self.rewrite: str | None = None    # the reply to a "rewrite as a standalone question" prompt
         self._server = _QuietServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -43,6 +44,8 @@ class FakeLLM:
 
     def reply_for(self, messages: list[dict]) -> str:
         last = messages[-1]["content"]
+        if self.rewrite and "standalone question" in last:
+            return self.rewrite
         if "search queries" in last:
             return "definition of a function in Python\nwhat does a function do\nnamed sequence of statements"
         if "Write a short passage" in last:

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(args: list[str], data_dir: Path, **env) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1", **env}
+    environment = {**os.environ, "DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1", "LLM_BACKEND": "none", **env}
     environment.pop("OPENAI_BASE_URL", None)
     environment.pop("OPENAI_API_KEY", None)
     return subprocess.run([sys.executable, *args], cwd=ROOT, env=environment, capture_output=True, text=True,
@@ -46,7 +46,7 @@ def test_cli_ingest_search_ask_list_remove(tmp_path):
     assert found.returncode == 0 and "course.pdf p. 2" in found.stdout
     answer = run(["-m", "rag", "ask", "What is a tuple?", "--user", "cli"], data)
     assert answer.returncode == 0 and "[1] course.pdf · p. 2" in answer.stdout
-    assert "No language model is configured" in answer.stdout
+    assert "No language model is available" in answer.stdout and "Answered by: no language model" in answer.stdout
     listing = run(["-m", "rag", "list", "--user", "cli"], data)
     doc_id = listing.stdout.split()[0]
     assert run(["-m", "rag", "list", "--user", "someone-else"], data).stdout == ""

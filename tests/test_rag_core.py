@@ -7,6 +7,7 @@ from core.errors import InvalidRequest
 from core.text import count_tokens, search_tokens
 from rag.chunk import chunk_document, page_range, split_sections
 from rag.retrieve import reciprocal_rank_fusion
+from rag import prompts
 from rag.tool import RAGTool
 from rag.types import ConvertedDocument, PageSpan
 
@@ -88,7 +89,7 @@ def test_add_text_search_and_extractive_answer(settings):
     answer = tool.ask("What is a dictionary?")
     assert answer.mode == "extractive"
     assert "[1]" in answer.text and answer.citations[0].n == 1
-    assert "No language model is configured" in answer.notice
+    assert prompts.EXTRACTIVE_NOTICE in answer.notice
     assert "dictionary" in answer.text.lower()
 
 

@@ -58,7 +58,7 @@ def test_llm_server_error_becomes_one_sentence_and_passages(llm_settings, fake_l
     answer = tool.ask("What is a function?")
     assert answer.mode == "extractive" and answer.citations
     assert "returned an error (HTTP 500)" in answer.notice
-    assert "Showing the best passages instead" in answer.notice
+    assert "Showing the passages that answer it best instead" in answer.notice
     assert "Traceback" not in answer.notice
 
 

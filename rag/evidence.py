@@ -1,0 +1,313 @@
+"""Which parts of the retrieved passages answer the question, and whether the documents answer it at all.
+
+Retrieval ranks whole chunks; a person reads sentences. This module splits the best chunks into units
+(a sentence, a code block, a table row with its header), scores each unit as an answer to the question
+and gives one evidence strength in 0..1. Below `ANSWER_MIN_SUPPORT` the honest answer is "not in your
+documents". The same measures check a composed answer: each sentence that cites [n] must be supported
+by passage n.
+
+A unit's score mixes two views, because neither is enough alone:
+- lexical: the IDF-weighted share of the question's content terms the unit contains. The IDF comes
+  from the person's own documents, so a question term that appears in none of them ("mercury" asked
+  of a Python book) weighs most and, missing, pulls the score down — the strongest sign that the
+  documents do not hold the answer. Chinese is matched on jieba words and on character bigrams.
+- semantic: the embedder's cosine of question and unit, when the embedder knows the language.
+Small, general cues adjust it: a definition ("X is a …", "X 是 …") for a "what is" question, a number
+for a "how much" question; questions and exercises in the text ("Write a function that …") answer
+nothing; tables of contents and front matter are never evidence.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.text import CJK_CHAR, detect_language, search_tokens
+from rag.types import SearchHit
+
+# -- units -------------------------------------------------------------------------------------------
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|(?<=[。！？；])")
+_CODE_LINE = re.compile(
+    r"^\s*(>>>|\.\.\.\s|def |class |return\b|import |from \S+ import|for .+:\s*$|while .+:\s*$|if .+:\s*$|"
+    r"elif |else:|try:|except|print\(|[A-Za-z_][\w.]*\s*=[^=]|[A-Za-z_][\w.]*\(.*\)\s*$|#|\w+\[.*\]\s*=)")
+_HEADING = re.compile(r"^\s*#{1,6}\s+\S")
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
+# Dotted leaders or a title followed by a page number: a table of contents line.
+_TOC_LINE = re.compile(r"(\.\s?){4,}\s*\d+\s*$|\s\d{1,4}\s*$")
+FRONT_MATTER = re.compile(
+    r"^(contents|table of contents|目录|目 录|index|索引|acknowledg|preface|foreword|copyright|版权|"
+    r"contributor|about the author|colophon|bibliography|references|参考文献|致谢|前言|序)", re.IGNORECASE)
+_EXERCISE = re.compile(r"^\s*(exercise|练习|习题|write a |write an |as an exercise|modify |rewrite )",
+                       re.IGNORECASE)
+
+
+@dataclass
+class Unit:
+    start: int          # offsets in the chunk's text
+    end: int
+    kind: str           # "sentence" | "code" | "table"
+    text: str           # what is shown (a table row carries its header rows)
+
+
+def split_units(text: str) -> list[Unit]:
+    """The chunk as answer units, in order: code blocks whole, table rows with their header, the rest
+    as sentences (line breaks inside a paragraph are the PDF's, not the author's)."""
+    units: list[Unit] = []
+    for para in re.finditer(r"(?:[^\n]|\n(?!\s*\n))+", text):
+        body, offset = para.group(), para.start()
+        lines = body.split("\n")
+        if sum(1 for line in lines if _TABLE_ROW.match(line)) >= 2:
+            units.extend(_table_units(body, offset))
+            continue
+        for is_code, start, end in _line_runs(body):
+            if _HEADING.match(body[start:end]):
+                continue          # headings are in the chunk's heading path; a heading answers nothing
+            if is_code:
+                units.append(Unit(offset + start, offset + end, "code", body[start:end].strip("\n")))
+            else:
+                units.extend(_sentences(body[start:end], offset + start))
+    return units
+
+
+def _line_runs(body: str) -> list[tuple[bool, int, int]]:
+    """The paragraph cut into runs of code lines and prose lines: PDFs put a book's examples
+    (`>>> len(fruit)` and its output `6`) inside the paragraph that explains them."""
+    runs: list[tuple[bool, int, int]] = []
+    pos, previous_prompt = 0, False
+    for line in body.split("\n"):
+        end = pos + len(line)
+        if _HEADING.match(line):
+            runs.append((False, pos, end))
+            runs.append((None, end, end))     # a heading ends the run before it
+            pos, previous_prompt = end + 1, False
+            continue
+        code = bool(_CODE_LINE.match(line)) or (
+            previous_prompt and len(line.strip()) < 40 and not line.rstrip().endswith((".", ":")))
+        previous_prompt = code and (line.lstrip().startswith(">>>") or previous_prompt)
+        if runs and runs[-1][0] == code:
+            runs[-1] = (code, runs[-1][1], end)
+        else:
+            runs.append((code, pos, end))
+        pos = end + 1
+    # a lone code-looking line inside prose is prose ("x = 5 is an assignment"), unless it is a prompt
+    return [(bool(code) and ("\n" in body[s:e] or body[s:e].lstrip().startswith(">>>")), s, e)
+            for code, s, e in runs if e > s]
+
+
+def _sentences(body: str, offset: int) -> list[Unit]:
+    """Prose as sentences; its line breaks are the PDF's, not the author's, so they become spaces."""
+    units, pos = [], 0
+    for m in list(_SENTENCE_END.finditer(body)) + [None]:
+        end = m.start() if m else len(body)
+        piece = body[pos:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            units.append(Unit(offset + pos + lead, offset + end, "sentence", " ".join(piece.split())))
+        pos = m.end() if m else len(body)
+    return units
+
+
+def _table_units(body: str, offset: int) -> list[Unit]:
+    """Each data row of a Markdown table, shown under its header so the row can be read alone."""
+    lines = body.split("\n")
+    starts, pos = [], 0
+    for line in lines:
+        starts.append(pos)
+        pos += len(line) + 1
+    header = [i for i, line in enumerate(lines[:3]) if _TABLE_ROW.match(line) or _TABLE_RULE.match(line)]
+    head_text = "\n".join(lines[i] for i in header[:2])
+    units = []
+    for i, line in enumerate(lines):
+        if i in header or not line.strip() or _TABLE_RULE.match(line):
+            continue
+        shown = f"{head_text}\n{line}" if head_text and _TABLE_ROW.match(line) else line
+        units.append(Unit(offset + starts[i], offset + starts[i] + len(line),
+                          "table" if _TABLE_ROW.match(line) else "sentence", shown.strip()))
+    return units
+
+
+def is_front_matter(hit: SearchHit) -> bool:
+    """A table of contents, index or acknowledgements: never evidence for an answer."""
+    if any(FRONT_MATTER.match(h.strip()) for h in hit.chunk.heading_path):
+        return True
+    lines = [line for line in hit.chunk.text.splitlines() if line.strip()]
+    toc = sum(1 for line in lines if _TOC_LINE.search(line))
+    return len(lines) >= 4 and toc >= 0.5 * len(lines)
+
+
+# -- terms -------------------------------------------------------------------------------------------
+
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s")
+
+
+def stem(term: str) -> str:
+    """A light English stem so 'tuples' meets 'tuple' and 'defined' meets 'define'."""
+    if len(term) <= 4 or CJK_CHAR.search(term) or not term.isalpha():
+        return term
+    for suffix in _SUFFIXES:
+        if term.endswith(suffix) and len(term) - len(suffix) >= 3:
+            return term[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
+    return term
+
+
+def terms_of(text: str) -> list[str]:
+    """Content terms, stemmed; Chinese also as character bigrams (jieba may cut a phrase differently)."""
+    out = [stem(t) for t in search_tokens(text)]
+    for run in re.findall(f"{CJK_CHAR.pattern}+", text):
+        out += [run[i:i + 2] for i in range(len(run) - 1)]
+    return out
+
+
+def question_weights(question: str, document_frequency: dict[str, int], n_chunks: int) -> dict[str, float]:
+    """IDF of the question's terms over the person's chunks (`document_frequency` is keyed by BM25
+    token); a term in none of them weighs most. Chinese bigrams, which BM25 does not index, weigh
+    as much as the median word."""
+    n = max(n_chunks, 1)
+    idf = lambda df: math.log(1 + (n + 1) / (df + 0.5))  # noqa: E731
+    weights: dict[str, float] = {}
+    for token in search_tokens(question):
+        key = stem(token)
+        weights[key] = max(weights.get(key, 0.0), idf(document_frequency.get(token, 0)))
+    words = sorted(weights.values())
+    typical = words[len(words) // 2] if words else 1.0
+    for term in terms_of(question):
+        weights.setdefault(term, typical)
+    return weights
+
+
+def coverage(question_terms: set[str], unit_terms: set[str], weights: dict[str, float]) -> float:
+    total = sum(weights.get(t, 1.0) for t in question_terms)
+    if not total:
+        return 0.0
+    return sum(weights.get(t, 1.0) for t in question_terms & unit_terms) / total
+
+
+# -- question cues -----------------------------------------------------------------------------------
+
+_ASKS_DEFINITION = re.compile(r"^\s*(what\s+(is|are|does .+ mean)|define|explain what|meaning of)\b|什么是|是什么|"
+                              r"指什么|含义|定义", re.IGNORECASE)
+_DEFINES = re.compile(r"\b(is|are) (a|an|the|called|used|defined)\b|\bmeans?\b|\brefers? to\b|\bis called\b|"
+                      r"\bdefined as\b|是一种|是指|称为|定义为|是", re.IGNORECASE)
+_ASKS_NUMBER = re.compile(r"\b(how (much|many|long|old|big|large|far)|what (was|is|were) the (total|amount|"
+                          r"number|percentage|rate|value|cost|price|revenue)|what percentage|ratio)\b|多少|几|"
+                          r"多长|多大|多高|哪一年|何时|什么时候", re.IGNORECASE)
+_NUMBER = re.compile(r"\d")
+
+
+# -- scoring -----------------------------------------------------------------------------------------
+
+@dataclass
+class Evidence:
+    n: int              # 1-based position of the hit the unit comes from
+    hit: SearchHit
+    unit: Unit
+    score: float        # 0..1, how well the unit answers the question
+    lexical: float
+    semantic: float | None
+
+
+def _semantic(cosine: float) -> float:
+    """MiniLM-style cosines: ~0.15 is unrelated, ~0.65 a close paraphrase."""
+    return min(1.0, max(0.0, (cosine - 0.15) / 0.5))
+
+
+def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict[str, float], *,
+                   max_hits: int = 5, max_embedded: int = 32) -> list[Evidence]:
+    """Every unit of the best non-front-matter hits, scored, best first."""
+    language = detect_language(question)
+    q_terms = set(terms_of(question))
+    candidates: list[tuple[int, SearchHit, Unit]] = []
+    for n, hit in enumerate(hits, start=1):
+        if len({c[0] for c in candidates}) >= max_hits:
+            break
+        if is_front_matter(hit):
+            continue
+        for unit in split_units(hit.chunk.text):
+            toc_entry = unit.kind == "sentence" and len(unit.text) < 80 and _TOC_LINE.search(unit.text)
+            if len(unit.text) >= 12 and not toc_entry:
+                candidates.append((n, hit, unit))
+    if not candidates:
+        return []
+    lexical_scores = [coverage(q_terms, set(terms_of(u.text)), weights) for _, _, u in candidates]
+    # Embedding every unit would cost seconds on a small CPU; the lexically best ones (and each hit's
+    # first units, where paraphrases hide) are embedded, the rest keep their lexical score alone.
+    semantic_scores: dict[int, float] = {}
+    if embedder is not None and embedder.supports(language):
+        order = sorted(range(len(candidates)), key=lambda i: (-lexical_scores[i], candidates[i][0]))
+        picked = sorted(set(order[:max_embedded]))
+        vectors = embedder.embed([question] + [candidates[i][2].text[:1000] for i in picked], kind="document")
+        semantic_scores = {i: _semantic(float(c)) for i, c in zip(picked, vectors[1:] @ vectors[0])}
+    asks_definition = bool(_ASKS_DEFINITION.search(question))
+    asks_number = bool(_ASKS_NUMBER.search(question))
+    out = []
+    for i, (n, hit, unit) in enumerate(candidates):
+        lexical = lexical_scores[i]
+        semantic = semantic_scores.get(i)
+        score = lexical if semantic is None else 0.55 * lexical + 0.45 * semantic
+        if asks_definition and _DEFINES.search(unit.text[:200]):
+            score += 0.08
+        if asks_number:
+            score += 0.06 if _NUMBER.search(unit.text) else -0.06
+        if _EXERCISE.match(unit.text) or unit.text.rstrip().endswith(("?", "？")):
+            score -= 0.15
+        score += 0.03 / n     # the retriever's order breaks near-ties
+        out.append(Evidence(n, hit, unit, max(0.0, min(1.0, score)), lexical, semantic))
+    out.sort(key=lambda e: -e.score)
+    return out
+
+
+def evidence_strength(evidence: list[Evidence]) -> float:
+    """How well the documents answer the question: the best unit's score (0 when there is none)."""
+    return evidence[0].score if evidence else 0.0
+
+
+# -- checking a composed answer -------------------------------------------------------------------------
+
+@dataclass
+class SentenceCheck:
+    sentence: str
+    cited: list[int]         # the [n] it cites
+    supported: bool
+    score: float             # best support over its cited passages, 0..1
+
+
+def sentence_support(sentence: str, passage: str, embedder, *, passage_units: list[str] | None = None) -> float:
+    """How much of the sentence the passage backs: the share of its content terms found in the passage,
+    and (when the embedder knows the language) its best cosine with one of the passage's units."""
+    s_terms = set(terms_of(sentence))
+    if not s_terms:
+        return 1.0
+    p_terms = set(terms_of(passage))
+    lexical = len(s_terms & p_terms) / len(s_terms)
+    if embedder is None or not embedder.supports(detect_language(sentence)):
+        return lexical
+    units = passage_units or [u.text for u in split_units(passage)] or [passage]
+    vectors = embedder.embed([sentence] + [u[:1000] for u in units], kind="document")
+    best = float(np.max(vectors[1:] @ vectors[0])) if len(units) else 0.0
+    return max(lexical, _semantic(best + 0.05))
+
+
+SUPPORTED = 0.5
+
+
+def check_answer(text: str, passages: dict[int, str], embedder) -> list[SentenceCheck]:
+    """Each sentence of a composed answer that cites [n], checked against passage n."""
+    checks = []
+    for sentence in answer_sentences(text):
+        cited = [int(m) for m in re.findall(r"\[(\d{1,3})\]", sentence) if int(m) in passages]
+        if not cited:
+            continue
+        claim = re.sub(r"\[\d{1,3}\]", "", sentence).strip()
+        score = max(sentence_support(claim, passages[n], embedder) for n in cited)
+        checks.append(SentenceCheck(sentence.strip(), cited, score >= SUPPORTED, round(score, 3)))
+    return checks
+
+
+def answer_sentences(text: str) -> list[str]:
+    """Sentences of a composed answer, each keeping the citations that follow its full stop."""
+    pieces = re.finditer(r".+?(?:[.!?。！？](?:\s*\[\d{1,3}\])*(?=\s|$)|(?<=[。！？])|$)", text, re.DOTALL)
+    return [p.group().strip() for p in pieces if p.group().strip()]
