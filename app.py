@@ -6,6 +6,11 @@ Every handler resolves the person (the login name with APP_USERS, else the one l
 that person's `PDFLearningAssistant` (`assistant.get_assistant`); nothing here holds state shared by
 visitors. Errors reach the person as one sentence (a status line or a warning toast), never a traceback.
 UI text comes from static/i18n.json (English and Chinese), chosen by the browser's language.
+
+Q&A: the passages an answer rests on fill the Sources list at once, the answer streams after them; each
+[n] in an answer is a link that static/citations.js turns into "open this source's page" (a hidden
+button carries the request to `open_citation`). Answers are shown as text: document HTML is printed,
+never rendered (assistant.views.chat_markdown), and the history kept for follow-ups stays plain text.
 """
 from __future__ import annotations
 
@@ -22,10 +27,11 @@ import gradio as gr
 
 from assistant import get_assistant
 from assistant.types import AskResult, RecallFilters
-from assistant.views import graph_svg, progress_table, reflow_quotes, report_frames
+from assistant.views import chat_markdown, graph_svg, progress_table, report_frames
 from core.errors import AssistantError
 from core.settings import Settings, get_settings
 from rag.prompts import EXTRACTIVE_NOTICE
+from rag.types import Citation, SourcesEvent
 
 log = logging.getLogger("app")
 HERE = Path(__file__).resolve().parent
@@ -76,6 +82,45 @@ def when(moment: datetime) -> str:
     return moment.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
+def answering_llm(settings: Settings):
+    """The model that writes answers (core.llm.get_llm: an endpoint, or the local model), or None when
+    answers quote the documents. The reason is logged for whoever runs the app, not shown to learners."""
+    from core import llm as llm_module
+    status = getattr(llm_module, "llm_status", None)
+    if status is not None:
+        try:
+            log.info("%s", status(settings))
+        except Exception:  # noqa: BLE001 - a sentence for the log only
+            log.debug("llm_status failed", exc_info=True)
+    try:
+        return llm_module.get_llm(settings)
+    except Exception as exc:  # noqa: BLE001 - no model: answers quote the documents
+        log.warning("No language model, answers will quote the documents: %s", exc)
+        return None
+
+
+def model_sentence(request, llm) -> str:
+    """Which model answers, in the learner's language (no setting names)."""
+    if llm is None:
+        return t(request, "msg_llm_off")
+    return t(request, "msg_llm_local" if getattr(llm, "is_local", False) else "msg_llm_on", model=llm.model)
+
+
+def source_choice(request, citation: Citation) -> str:
+    """'[1] file.pdf · p. 3 — strong match': how well the passage matches, as a word, never a raw score."""
+    strength = getattr(citation, "strength", "")
+    return f"{citation.label} — {t(request, 'strength_' + strength)}" if strength else citation.label
+
+
+def answered_by(request, result: AskResult) -> str:
+    """The line under an answer that says who wrote it."""
+    if result.llm and result.llm != "none":
+        return t(request, "answered_by", model=result.llm)
+    if result.route == "memory":
+        return t(request, "answered_memory")
+    return t(request, "answered_refused" if result.refused else "answered_extractive")
+
+
 def failure(request, exc: Exception) -> str:
     """One sentence for the person: the error's own for AssistantError, else a generic one (logged)."""
     if isinstance(exc, AssistantError):
@@ -87,7 +132,7 @@ def failure(request, exc: Exception) -> str:
 def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = None) -> gr.Blocks:
     settings = settings or get_settings()
     auth_enabled = bool(parse_users(settings.app_users)) if auth_enabled is None else auth_enabled
-    llm_on = settings.llm_configured
+    llm_on = answering_llm(settings) is not None     # an endpoint or the local model: MQE/HyDE can run
 
     def user_of(request: gr.Request | None) -> str:
         name = getattr(request, "username", None) if request is not None else None
@@ -136,7 +181,7 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
         try:
             a = assistant_for(request)
             who = t(request, "msg_signed_in" if auth_enabled else "msg_local_user", user=a.user_id)
-            model = t(request, "msg_llm_on", model=settings.llm_model) if llm_on else t(request, "msg_llm_off")
+            model = model_sentence(request, a.rag.llm)
             table, choices = documents_view(request)
             return f"{who} {model}", table, choices, uuid.uuid4().hex[:12]
         except Exception as exc:  # noqa: BLE001
@@ -202,17 +247,26 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
             return gr.update(), gr.update()
 
     # -- handlers: questions ---------------------------------------------------------------------------
-    def ask(question, history, mqe, hyde, session, request: gr.Request):
+    def source_list(request, cites: list[Citation], *, related: bool = False, value=None):
+        label = t(request, "sources_related" if related else "sources_label")
+        return gr.update(choices=[(source_choice(request, c), str(i)) for i, c in enumerate(cites)], value=value,
+                         label=label)
+
+    def ask(question, history, shown_before, cite_map, mqe, hyde, session, request: gr.Request):
+        """Stream one answer: the sources at once, then the text, then the final answer with its links."""
         question = (question or "").strip()
-        history = list(history or [])
+        history, cite_map = list(history or []), dict(cite_map or {})
         session = session or uuid.uuid4().hex[:12]
-        none = gr.update()
         if not question:
             gr.Warning(t(request, "msg_empty_question"))
-            yield none, none, none, none, none, none, history, session, none
+            yield {}
             return
-        shown = history + [{"role": "user", "content": question}, {"role": "assistant", "content": "…"}]
-        yield (shown, "", gr.update(choices=[], value=None), None, "", "", history, session, [])
+        turn = max(cite_map, default=-1) + 1          # this answer's number in the conversation
+        shown = list(shown_before or []) + [{"role": "user", "content": chat_markdown(question)},
+                                            {"role": "assistant", "content": "…"}]
+        yield {chatbot: shown, question_box: "", sources: source_list(request, []), page_view: None,
+               page_status: "", answer_notice: "", searched: "", memory_used: "", session_state: session,
+               citations: []}
         text, result = "", None
         try:
             a = assistant_for(request)
@@ -220,45 +274,80 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
                               session_id=session):
                 if isinstance(item, AskResult):
                     result = item
-                else:
+                elif isinstance(item, SourcesEvent):
+                    update = {sources: source_list(request, item.citations, related=item.related),
+                              citations: list(item.citations)}
+                    if item.search_query and item.search_query.strip() != question:
+                        update[searched] = t(request, "searched_for", query=chat_markdown(item.search_query))
+                    if item.waiting_for and not text:
+                        shown[-1] = {"role": "assistant", "content": f"⏳ *{chat_markdown(item.waiting_for)}*"}
+                        update[chatbot] = shown
+                    yield update
+                elif item:
                     text += item
-                    shown[-1] = {"role": "assistant", "content": reflow_quotes(text)}
-                    yield shown, none, none, none, none, none, history, session, none
+                    shown[-1] = {"role": "assistant", "content": chat_markdown(text)}
+                    yield {chatbot: shown}
+            if result is None:
+                raise AssistantError("The answer stopped before it was finished; please ask again.")
         except Exception as exc:  # noqa: BLE001
             message = failure(request, exc)
             gr.Warning(message)
-            shown[-1] = {"role": "assistant", "content": message}
-            yield shown, question, none, none, message, "", history, session, []
+            shown[-1] = {"role": "assistant", "content": chat_markdown(message)}
+            yield {chatbot: shown, question_box: question, answer_notice: message, shown_chat: shown}
             return
-        shown[-1] = {"role": "assistant", "content": reflow_quotes(result.text)}
+        cites = list(result.related if result.refused else result.citations)
+        links = {} if result.refused else {c.n: c.label for c in result.citations}
+        shown[-1] = {"role": "assistant", "content": chat_markdown(result.text, answer=turn, citations=links)}
+        cite_map[turn] = cites
         new_history = history + [{"role": "user", "content": question}, {"role": "assistant", "content": result.text}]
-        choices = [(f"{c.label} — score {c.score:.3f}", str(i)) for i, c in enumerate(result.citations)]
         memory_md = ""
         if result.memories and result.route == "documents":
             from assistant.history import describe
             memory_md = f"**{t(request, 'memory_used')}**\n\n" + "\n".join(
-                f"- {short(describe(m), 200)}" for m in result.memories)
-        notice = result.notice
-        if not llm_on:  # the banner above the chat already says answers are extractive
-            notice = notice.replace(EXTRACTIVE_NOTICE, "").strip()
-        yield (shown, none, gr.update(choices=choices, value=None), None, notice, memory_md, new_history,
-               session, result.citations)
+                f"- {chat_markdown(short(describe(m), 200))}" for m in result.memories)
+        notice = result.notice.replace(EXTRACTIVE_NOTICE, "").strip()   # the line says "no language model"
+        notice = " ".join(x for x in (answered_by(request, result), chat_markdown(notice)) if x)
+        yield {chatbot: shown, shown_chat: shown, sources: source_list(request, cites, related=result.refused),
+               citations: cites, cite_map_state: cite_map, history_state: new_history, answer_notice: notice,
+               searched: t(request, "searched_for", query=chat_markdown(result.search_query))
+               if result.search_query else "", memory_used: memory_md}
 
-    def show_source(choice, citations, request: gr.Request):
-        if choice in (None, "") or not citations:
+    def page_of(citation: Citation, request) -> tuple:
+        page = assistant_for(request).render_source(citation)
+        return page.image, f"{citation.label} — page {page.page} of {page.page_count}"
+
+    def show_source(choice, cites, request: gr.Request):
+        if choice in (None, "") or not cites:
             return gr.update(), ""
         try:
-            citation = citations[int(choice)]
-            page = assistant_for(request).render_source(citation)
-            caption = f"{citation.label} — page {page.page} of {page.page_count}"
-            return gr.update(value=page.image, label=caption), ""
+            image, caption = page_of(cites[int(choice)], request)
+            return gr.update(value=image, label=caption), ""
         except Exception as exc:  # noqa: BLE001
             message = failure(request, exc)
             gr.Warning(message)
             return gr.update(value=None), message
 
+    def open_citation(ask_for, cite_map, request: gr.Request):
+        """A click on [n] in answer `turn` ("turn-n", from static/citations.js): list that answer's sources
+        with [n] selected, and show its page."""
+        try:
+            turn, n = (int(x) for x in str(ask_for or "").split("-", 1))
+            cites = list((cite_map or {})[turn])
+            index = next(i for i, c in enumerate(cites) if c.n == n)
+        except (ValueError, KeyError, StopIteration):
+            return {}
+        update = {sources: source_list(request, cites, value=str(index)), citations: cites}
+        try:
+            image, caption = page_of(cites[index], request)
+            update.update({page_view: gr.update(value=image, label=caption), page_status: ""})
+        except Exception as exc:  # noqa: BLE001
+            message = failure(request, exc)
+            gr.Warning(message)
+            update.update({page_view: gr.update(value=None), page_status: message})
+        return update
+
     def new_conversation():
-        return [], [], gr.update(choices=[], value=None), None, "", "", []
+        return [], [], [], {}, gr.update(choices=[], value=None), None, "", "", "", "", []
 
     # -- handlers: notes -------------------------------------------------------------------------------
     def refresh_notes(request: gr.Request):
@@ -366,8 +455,11 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
     # -- layout ----------------------------------------------------------------------------------------
     with gr.Blocks(title="PDF Learning Assistant") as demo:
         session = gr.State(None)         # this tab's study session (episodic memory groups by it)
-        history = gr.State([])           # this tab's conversation, plain {"role", "content": str}
-        citations = gr.State([])         # the last answer's sources
+        history_state = gr.State([])     # this tab's conversation, plain {"role", "content": str}: for follow-ups
+        shown_chat = gr.State([])        # the same conversation as the chat shows it (Markdown, [n] links)
+        citations = gr.State([])         # the sources listed now (the last answer's, or the one clicked)
+        cite_map_state = gr.State({})    # answer number -> its sources, for a click on [n] in any answer
+        session_state = session
 
         with gr.Row():
             with gr.Column(scale=4):
@@ -394,11 +486,14 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
                 gr.Markdown(_("extractive_notice"), visible=not llm_on, elem_id="llm-notice")
                 with gr.Row():
                     with gr.Column(scale=3):
+                        # Answers are Markdown made by assistant.views.chat_markdown: HTML from documents is
+                        # already printed as text there; the sanitizer and allow_tags=False are a second fence.
                         chatbot = gr.Chatbot(label=_("chat"), elem_id="chat", height=440, feedback_options=None,
-                                             layout="panel")
+                                             layout="panel", sanitize_html=True, allow_tags=False,
+                                             render_markdown=True)
                         with gr.Row():
-                            question = gr.Textbox(label=_("question"), placeholder=_("question_ph"), scale=5,
-                                                  elem_id="question", lines=1, max_lines=4)
+                            question_box = gr.Textbox(label=_("question"), placeholder=_("question_ph"), scale=5,
+                                                      elem_id="question", lines=1, max_lines=4)
                             ask_btn = gr.Button(_("ask"), variant="primary", scale=1, elem_id="ask")
                         with gr.Row():
                             mqe = gr.Checkbox(label=_("mqe"), value=False, interactive=llm_on, elem_id="mqe",
@@ -406,10 +501,14 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
                             hyde = gr.Checkbox(label=_("hyde"), value=False, interactive=llm_on, elem_id="hyde",
                                                info=_("hyde_info_on") if llm_on else _("needs_llm"))
                             clear_btn = gr.Button(_("clear_chat"), size="sm", elem_id="clear-chat")
+                        searched = gr.Markdown(elem_id="searched-for")
                         answer_notice = gr.Markdown(elem_id="answer-notice")
                         memory_used = gr.Markdown(elem_id="memory-used")
+                        # what static/citations.js fills and clicks when [n] in an answer is clicked
+                        cite_request = gr.Textbox(visible="hidden", elem_id="cite-request", container=False)
+                        cite_open = gr.Button("open source", visible="hidden", elem_id="cite-open")
                     with gr.Column(scale=2):
-                        sources = gr.Radio(label=_("sources"), choices=[], elem_id="sources")
+                        sources = gr.Radio(label=_("sources_label"), choices=[], elem_id="sources")
                         page_view = gr.Image(label=_("page_view"), type="pil", interactive=False, elem_id="page-view",
                                              height=560)
                         page_status = gr.Markdown(elem_id="page-status")
@@ -489,13 +588,18 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
         doc_refresh.click(refresh_documents, None, [doc_table, doc_select])
         tab_documents.select(refresh_documents, None, [doc_table, doc_select])
 
-        ask_outputs = [chatbot, question, sources, page_view, answer_notice, memory_used, history, session, citations]
-        ask_inputs = [question, history, mqe, hyde, session]
+        ask_outputs = [chatbot, shown_chat, question_box, sources, page_view, page_status, answer_notice, searched,
+                       memory_used, history_state, session_state, citations, cite_map_state]
+        ask_inputs = [question_box, history_state, shown_chat, cite_map_state, mqe, hyde, session_state]
         ask_btn.click(ask, ask_inputs, ask_outputs, concurrency_limit=8)
-        question.submit(ask, ask_inputs, ask_outputs, concurrency_limit=8)
+        question_box.submit(ask, ask_inputs, ask_outputs, concurrency_limit=8)
         sources.input(show_source, [sources, citations], [page_view, page_status])
-        clear_btn.click(new_conversation, None, [chatbot, history, sources, page_view, answer_notice, memory_used,
-                                                 citations])
+        cite_open.click(open_citation, [cite_request, cite_map_state], [sources, citations, page_view, page_status],
+                        js="(ask_for, cite_map) => [window.__pdfCite || ask_for, cite_map]", show_progress="hidden")
+        clear_outputs = [chatbot, shown_chat, history_state, cite_map_state, sources, page_view, page_status,
+                         answer_notice, searched, memory_used, citations]
+        clear_btn.click(new_conversation, None, clear_outputs)
+        chatbot.clear(new_conversation, None, clear_outputs)       # the chat's own bin icon: forget the turns too
 
         tab_notes.select(refresh_notes, None, [concept, notes_table, graph])
         note_save.click(save_note, [concept, note_text, session], [note_status, note_text, notes_table, graph, concept])
@@ -528,6 +632,7 @@ def launch_options(settings: Settings) -> dict:
     return dict(server_name=host, server_port=settings.app_port, auth=users or None,
                 auth_message="PDF Learning Assistant — log in with your APP_USERS name." if users else None,
                 i18n=I18N, css_paths=[str(HERE / "static" / "app.css")], footer_links=[],
+                js=(HERE / "static" / "citations.js").read_text(encoding="utf-8"),
                 blocked_paths=[str(settings.data_dir.resolve())], show_error=False)
 
 

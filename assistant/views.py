@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 
 import numpy as np
 
@@ -74,18 +75,97 @@ def graph_svg(view, *, own_concepts: set[str] | None = None, width: int = 720, h
     return "".join(parts)
 
 
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_INLINE_CODE = re.compile(r"(`+)(?:.+?)\1", re.S)
+_CITE_MARK = re.compile(r"\[(\d{1,3})\]")
+_BLOCK_START = re.compile(r"^ {0,3}(>|#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s|\||$)")
+
+
+def _blocks(text: str) -> list[tuple[bool, list[str]]]:
+    """The text's lines cut into (is a fenced code block?, lines); an unclosed fence runs to the end."""
+    out: list[tuple[bool, list[str]]] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        m = _FENCE.match(line)
+        if fence is None and m:
+            fence = m.group(1)
+            out.append((True, [line]))
+        elif fence is not None:
+            out[-1][1].append(line)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip(" `~"):
+                fence = None
+        elif out and not out[-1][0]:
+            out[-1][1].append(line)
+        else:
+            out.append((False, [line]))
+    return out
+
+
+def _reflow_prose(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    in_quote = False
+    for line in lines:
+        if line.startswith(">"):
+            if out and out[-1].strip():
+                out.append("")                  # each quote is a paragraph of its own
+            out.append(line.rstrip())
+            in_quote = True
+        elif in_quote and line.strip() and not _BLOCK_START.match(line):
+            out[-1] += " " + line.strip()       # a PDF line break inside the quote
+        else:
+            if in_quote and line.strip():
+                out.append("")                  # a list or heading after a quote is not part of it
+            out.append(line)
+            in_quote = False
+    return out
+
+
 def reflow_quotes(text: str) -> str:
-    """Extractive answers quote PDF lines with their original line breaks ("> This\ndisagreement…");
-    for display, each quote becomes one paragraph of its own. Other text is returned unchanged."""
-    if not text.startswith("> "):
+    """Quotes from PDFs keep their original line breaks ("> This\ndisagreement…"); for display each
+    "> " quote becomes one paragraph of its own. Everything else — the bold short answer, lists,
+    headings and fenced code (never touched) — is returned unchanged."""
+    if ">" not in text:
         return text
-    quotes: list[str] = []
-    for line in text.splitlines():
-        if line.startswith("> ") or not quotes:
-            quotes.append(line.strip())
-        elif line.strip():
-            quotes[-1] += " " + line.strip()
-    return "\n\n".join(quotes)
+    parts: list[str] = []
+    for is_code, lines in _blocks(text):
+        if is_code:
+            if parts and parts[-1].startswith(">"):
+                parts.append("")                # a fence right after a quote would be swallowed by it
+            parts.extend(lines)
+        else:
+            parts.extend(_reflow_prose(lines))
+    return "\n".join(parts)
+
+
+def _outside_code_spans(text: str, change) -> str:
+    """`change` applied to the text outside inline code spans (Markdown prints those as they are)."""
+    out, last = [], 0
+    for m in _INLINE_CODE.finditer(text):
+        out += [change(text[last:m.start()]), m.group(0)]
+        last = m.end()
+    out.append(change(text[last:]))
+    return "".join(out)
+
+
+def chat_markdown(text: str, *, answer: int | None = None, citations: dict[int, str] | None = None) -> str:
+    """An answer as the chat shows it: quotes reflowed, fenced code untouched, and document text shown as
+    text — no HTML tag (a "<img src=x>" in a passage is printed, not loaded), no Markdown image (it would
+    fetch a URL). Each [n] of a known source (`citations`: n -> its label) becomes a link
+    "#cite-<answer>-<n>" that static/citations.js turns into "open this source's page"."""
+    citations = citations or {}
+
+    def link(m: re.Match) -> str:
+        n = int(m.group(1))
+        if answer is None or n not in citations:
+            return m.group(0)
+        title = citations[n].replace('"', "'").replace("\\", "/")
+        return f'[\\[{n}\\]](#cite-{answer}-{n} "{title}")'
+
+    def prose(part: str) -> str:
+        return _CITE_MARK.sub(link, part.replace("<", "&lt;").replace("![", "!\\["))
+
+    return "\n".join("\n".join(lines) if is_code else _outside_code_spans("\n".join(lines), prose)
+                     for is_code, lines in _blocks(reflow_quotes(text)))
 
 
 def progress_table(rows: list[dict], headers: tuple[str, str, str] = ("File", "Progress", "Result")) -> str:

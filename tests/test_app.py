@@ -1,6 +1,8 @@
-"""app.py without a browser: login settings, loopback binding, the no-LLM controls, the UI text."""
+"""app.py without a browser: login settings, loopback binding, the no-LLM controls, the UI text, and how
+answers are shown (assistant.views.chat_markdown: quotes, code, HTML, [n] links)."""
 from __future__ import annotations
 
+import copy
 import json
 import re
 from pathlib import Path
@@ -8,7 +10,9 @@ from pathlib import Path
 import pytest
 
 import app
-from assistant.views import graph_svg, progress_table, reflow_quotes, report_frames
+from assistant.types import AskResult
+from assistant.views import chat_markdown, graph_svg, progress_table, reflow_quotes, report_frames
+from rag.types import Citation
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,6 +51,16 @@ def test_no_llm_disables_expansion_and_shows_the_extractive_note(settings):
     assert "logout" not in ids
 
 
+def test_a_local_model_also_enables_the_toggles(settings):
+    from core import local_model
+    local = settings.model_copy(update={"llm_backend": "local"})
+    if local_model.unavailable_reason(local) is not None:
+        pytest.skip("no local model is installed here")
+    ids = components_by_id(app.build_app(local))            # no endpoint, yet a model answers
+    assert ids["mqe"]["props"]["interactive"] is True and ids["hyde"]["props"]["interactive"] is True
+    assert ids["llm-notice"]["props"]["visible"] is False
+
+
 def test_with_an_llm_the_toggles_are_live(llm_settings):
     ids = components_by_id(app.build_app(llm_settings, auth_enabled=True))
     assert ids["mqe"]["props"]["interactive"] is True and ids["hyde"]["props"]["interactive"] is True
@@ -62,10 +76,50 @@ def test_every_ui_text_key_exists_in_english_and_chinese():
     used |= {f"metric_{k}" for k in re.findall(r'\("([a-z]+)", "[a-z_]+"\)', source)}
     used |= {f"col_{k}" for k in ("name", "title", "pages", "chunks", "added", "when", "concept", "note", "type",
                                   "kind", "importance", "score", "content", "target")}
+    used |= set(re.findall(r'"((?:msg|answered|sources|strength)_[a-z_]+)"', source))
+    used |= {f"strength_{k}" for k in ("strong", "partial", "weak")}
     missing = sorted(k for k in used if k not in text["en"])
     assert not missing, missing
     for key, value in text["en"].items():   # placeholders match across languages
         assert set(re.findall(r"{(\w+)", value)) == set(re.findall(r"{(\w+)", text["zh-CN"][key])), key
+    for lang in ("en", "zh-CN"):            # a learner reads no setting names (OPENAI_BASE_URL, LLM_BACKEND …)
+        names = {k: v for k, v in text[lang].items() if re.search(r"\b[A-Z]{2,}_[A-Z_]{2,}\b", v)}
+        assert not names, names
+
+
+class _Request:
+    headers = {"accept-language": "en-US"}
+
+
+def _citation(n: int, support: float | None = 0.9, page: int | None = 3) -> Citation:
+    return Citation(n=n, doc_id="d", doc_name="notes.pdf", page_start=page, page_end=page, chunk_id=f"d:{n}",
+                    score=0.0331, quote="q", support=support)
+
+
+def test_sources_read_as_a_match_word_never_a_score():
+    request = _Request()
+    assert app.source_choice(request, _citation(1, 0.9)) == "[1] notes.pdf · p. 3 — strong match"
+    assert app.source_choice(request, _citation(2, 0.5)) == "[2] notes.pdf · p. 3 — partial match"
+    assert app.source_choice(request, _citation(3, 0.1)) == "[3] notes.pdf · p. 3 — weak match"
+    assert app.source_choice(request, _citation(4, None, None)) == "[4] notes.pdf"
+    assert "0.033" not in app.source_choice(request, _citation(1))
+
+
+def test_each_answer_says_who_wrote_it():
+    request = _Request()
+
+    def result(**kw) -> AskResult:
+        return AskResult(question="q", text="t", route=kw.pop("route", "documents"), mode="x", **kw)
+    assert app.answered_by(request, result(llm="Qwen2.5-Coder-0.5B-Instruct (local)")) == \
+        "Answered by Qwen2.5-Coder-0.5B-Instruct (local)."
+    assert app.answered_by(request, result()) == "Quoted from your documents (no language model)."
+    assert app.answered_by(request, result(refused=True)) == "Searched your documents (no language model)."
+    assert "learning history" in app.answered_by(request, result(route="memory"))
+
+    class Local:
+        model, is_local = "Qwen2.5-Coder-0.5B-Instruct (local)", True
+    assert "running on this computer" in app.model_sentence(request, Local())
+    assert app.model_sentence(request, None) == "No language model: answers quote your documents."
 
 
 def test_views_render_plain_data():
@@ -99,3 +153,81 @@ def test_word_runs_locate_a_passage_despite_line_breaks():
     assert runs and page[runs[0][0]:runs[-1][1]].startswith("threshold would be a\r\nfunction")
     assert "Other" not in page[runs[0][0]:runs[-1][1]]
     assert matching_runs(page, "nothing in common at all here") == []
+
+
+EXTRACTIVE_ANSWER = ("**Recursion is when a function calls itself.** [1]\n\n"
+                     "> Every recursive function needs a base case,\nwhich returns at once. [2]\n"
+                     "```python\ndef f(n):\n    > not a quote\n    return 1 if n < 2 else n * f(n - 1)  # [1]\n```\n\n[1]\n"
+                     "- a list item\n> a last quote [2]\n- another item")
+
+
+def test_reflow_keeps_the_bold_answer_lists_and_code():
+    out = reflow_quotes(EXTRACTIVE_ANSWER)
+    assert out.startswith("**Recursion is when a function calls itself.** [1]\n\n")
+    assert "> Every recursive function needs a base case, which returns at once. [2]\n\n```python\n" in out
+    assert "```python\ndef f(n):\n    > not a quote\n    return 1 if n < 2 else n * f(n - 1)  # [1]\n```" in out
+    assert "- a list item\n\n> a last quote [2]\n\n- another item" in out   # a list after a quote is no quote
+    unclosed = "> quoted\n```\nx = 1\ny = 2"
+    assert reflow_quotes(unclosed) == "> quoted\n\n```\nx = 1\ny = 2"
+
+
+def test_chat_markdown_links_citations_and_prints_html():
+    out = chat_markdown(EXTRACTIVE_ANSWER, answer=3, citations={1: "[1] a.pdf · p. 2", 2: '[2] "b".pdf'})
+    assert out.startswith('**Recursion is when a function calls itself.** [\\[1\\]](#cite-3-1 "[1] a.pdf · p. 2")')
+    assert "[\\[2\\]](#cite-3-2 \"[2] 'b'.pdf\")" in out
+    assert "f(n - 1)  # [1]\n```" in out and "if n < 2" in out                # code is left exactly as it is
+    assert "[\\[1\\]](#cite-3-1" in out.split("```")[-1]                      # the [1] after the code is a link
+    assert chat_markdown("see [7] and [1]", answer=0, citations={1: "x"}) == 'see [7] and [\\[1\\]](#cite-0-1 "x")'
+    assert chat_markdown("memory: (sources: [1] a.pdf)") == "memory: (sources: [1] a.pdf)"   # no answer: no links
+    html = chat_markdown("> The tag <img src=x onerror=alert(1)> shows ![pic](http://example.com/p.png) [1]")
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)>" in html and "![" not in html
+    assert chat_markdown("use `a<b` and\n```\n<b>bold</b>\n```") == "use `a<b` and\n```\n<b>bold</b>\n```"
+    assert chat_markdown("`x[1]` is [1]", answer=0, citations={1: "x"}) == '`x[1]` is [\\[1\\]](#cite-0-1 "x")'
+
+
+class _FakeAssistant:
+    """What the Q&A handler sees of the facade: a SourcesEvent (queued behind another question), the text
+    in two pieces, then the AskResult."""
+
+    def __init__(self):
+        self.asked = []
+
+    def ask(self, question, history, mqe=False, hyde=False, session_id=None):
+        from rag.types import SourcesEvent
+        self.asked.append((question, history))
+        cites = [_citation(1, 0.9, 2), _citation(2, 0.5, 5)]
+        yield SourcesEvent(cites, search_query=question, waiting_for="1 question(s) ahead of yours for TinyModel")
+        yield "**A tuple cannot change.** [1]"
+        yield "\n\n> It is <b>hashable</b> [2]"
+        yield AskResult(question=question, text="**A tuple cannot change.** [1]\n\n> It is <b>hashable</b> [2]",
+                        route="documents", mode="llm", citations=cites, llm="TinyModel")
+
+
+def test_the_answer_handler_lists_sources_first_and_keeps_the_history_plain(settings, monkeypatch):
+    fake = _FakeAssistant()
+    monkeypatch.setattr(app, "get_assistant", lambda user, s: fake)
+    demo = app.build_app(settings)
+    block = next(f for f in demo.fns.values() if getattr(f.fn, "__name__", "") == "ask")
+    by_id = {c: getattr(c, "elem_id", None) for c in block.outputs}
+    history_state, cite_map_state = block.outputs[9], block.outputs[12]
+
+    class Request:
+        headers = {"accept-language": "en"}
+        username = None
+    steps = [{by_id[c] or c: copy.deepcopy(v) for c, v in step.items()}     # as Gradio sends each step
+             for step in block.fn("Why are tuples immutable?", [], [], {}, False, False, "s1", Request())]
+    chat = [s["chat"][-1]["content"] for s in steps if "chat" in s]
+    assert chat[0] == "…" and chat[1] == "⏳ *1 question(s) ahead of yours for TinyModel*"
+    listed = next(i for i, s in enumerate(steps) if "sources" in s and s["sources"]["choices"])
+    first_text = next(i for i, s in enumerate(steps) if "chat" in s and "tuple" in s["chat"][-1]["content"])
+    assert listed < first_text                                   # the passages are listed before the text
+    assert [label for label, _ in steps[listed]["sources"]["choices"]] == [
+        "[1] notes.pdf · p. 2 — strong match", "[2] notes.pdf · p. 5 — partial match"]
+    final = steps[-1]
+    assert final["chat"][-1]["content"] == ('**A tuple cannot change.** [\\[1\\]](#cite-0-1 "[1] notes.pdf · p. 2")'
+                                            '\n\n> It is &lt;b>hashable&lt;/b> [\\[2\\]](#cite-0-2 "[2] notes.pdf · p. 5")')
+    assert final["answer-notice"] == "Answered by TinyModel." and final["searched-for"] == ""
+    assert final[history_state] == [{"role": "user", "content": "Why are tuples immutable?"},
+                                    {"role": "assistant", "content": "**A tuple cannot change.** [1]\n\n"
+                                                                     "> It is <b>hashable</b> [2]"}]
+    assert [c.n for c in final[cite_map_state][0]] == [1, 2]

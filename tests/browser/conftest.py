@@ -1,8 +1,8 @@
 """Browser fixtures: the real app (python app.py) on a free loopback port, Debian's Chromium via Playwright.
 
-The app runs as a subprocess with its own data folder, two logins (APP_USERS) and the loopback
-OpenAI-compatible test server as its LLM; it starts in a temporary working directory so a developer's
-.env cannot leak in. Screenshots go to test-artefacts/ (git-ignored) for a reviewer.
+The app runs as a subprocess with its own data folder; it starts in a temporary working directory so a
+developer's .env cannot leak in. `live_app` has two logins (APP_USERS) and the loopback OpenAI-compatible
+test server as its LLM; `extractive_app` has no language model and no login. Screenshots go to test-artefacts/ (git-ignored) for a reviewer.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -41,42 +42,64 @@ def browser():
         b.close()
 
 
-@pytest.fixture(scope="session")
-def live_app(tmp_path_factory, fake_llm):
-    """URL of the running app; its log is printed if it fails to start."""
-    work = tmp_path_factory.mktemp("app")
-    port = free_port()
+def app_env(work: Path, port: int, **extra: str) -> dict[str, str]:
+    """The app's environment: nothing of the developer's LLM/store/app settings, a data folder in `work`."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OPENAI_", "QDRANT_", "NEO4J_", "APP_", "EMBEDDING_", "LLM_", "GRADIO_"))}
     env.update(PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", DATA_DIR=str(work / "data"),
-               APP_USERS=",".join(f"{u}:{p}" for u, p in USERS.items()), APP_HOST="127.0.0.1", APP_PORT=str(port),
-               OPENAI_BASE_URL=fake_llm.base_url, OPENAI_API_KEY="test-key", LLM_MODEL="fake-model",
-               LLM_TIMEOUT_S="30", GRADIO_ANALYTICS_ENABLED="False", LOG_LEVEL="WARNING")
+               APP_HOST="127.0.0.1", APP_PORT=str(port), GRADIO_ANALYTICS_ENABLED="False", LOG_LEVEL="WARNING")
+    env.update(extra)
+    return env
+
+
+@contextmanager
+def running_app(work: Path, **extra_env: str):
+    """python app.py in `work` with `extra_env`; yields its URL once it answers. The log is printed if it
+    fails to start and kept in test-artefacts/ with KEEP_APP_LOG=1."""
+    port = free_port()
     log_path = work / "app.log"
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=work, env=env, stdout=log,
-                                stderr=subprocess.STDOUT)
+        proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=work, env=app_env(work, port, **extra_env),
+                                stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
-    while True:
-        try:
-            with urllib.request.urlopen(url + "/", timeout=2) as r:
-                if r.status == 200:
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail("the app did not start:\n" + log_path.read_text(errors="replace")[-3000:])
-        time.sleep(0.5)
-    yield url
-    proc.terminate()
     try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    if os.environ.get("KEEP_APP_LOG"):
-        shutil.copy(log_path, ARTEFACTS / "app.log")
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail("the app did not start:\n" + log_path.read_text(errors="replace")[-3000:])
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        if os.environ.get("KEEP_APP_LOG"):
+            ARTEFACTS.mkdir(exist_ok=True)
+            shutil.copy(log_path, ARTEFACTS / f"{work.name}.log")
+
+
+@pytest.fixture(scope="session")
+def live_app(tmp_path_factory, fake_llm):
+    """The app with two logins (APP_USERS) and the loopback fake LLM as its OpenAI-compatible endpoint."""
+    with running_app(tmp_path_factory.mktemp("app"), APP_USERS=",".join(f"{u}:{p}" for u, p in USERS.items()),
+                     OPENAI_BASE_URL=fake_llm.base_url, OPENAI_API_KEY="test-key", LLM_MODEL="fake-model",
+                     LLM_TIMEOUT_S="30") as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def extractive_app(tmp_path_factory):
+    """The app with no language model at all (no endpoint, LLM_BACKEND=none) and no login: one local user."""
+    with running_app(tmp_path_factory.mktemp("extractive-app"), LLM_BACKEND="none") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -98,4 +121,16 @@ def login(browser, url: str, user: str, *, locale: str = "en-US"):
     # The first visitor waits for the models to load behind on_load; the who-line says it is done.
     page.wait_for_function("document.querySelector('#who') && document.querySelector('#who').innerText.includes("
                            f"'{user}')", timeout=120_000)
+    return context, page
+
+
+def open_local(browser, url: str, *, locale: str = "en-US"):
+    """A fresh browser context on an app without login; returns (context, page) once the who-line is filled."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale=locale)
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    page.goto(url + "/")
+    page.wait_for_selector("#tabs")
+    page.wait_for_function("document.querySelector('#who') && document.querySelector('#who').innerText.trim().length > 0",
+                           timeout=120_000)
     return context, page

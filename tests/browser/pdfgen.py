@@ -1,9 +1,56 @@
-"""A tiny PDF writer for tests: pages of Helvetica text lines, with an optional outline-free title."""
+"""A tiny PDF writer for tests: pages of text lines, with an optional outline-free title.
+
+Latin text is set in Helvetica; any character outside Latin-1 (Chinese) in STSong-Light, a standard
+Adobe CJK font that readers substitute (not embedded), addressed by its Unicode code (UniGB-UCS2-H)
+and with a /ToUnicode map, so the text layer carries the real characters.
+"""
 from __future__ import annotations
 
 
 def _esc(text: str) -> str:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def _is_latin1(ch: str) -> bool:
+    return ord(ch) < 256
+
+
+def _runs(line: str) -> list[tuple[bool, str]]:
+    """The line cut into (latin-1?, text) runs: each run is set in one font."""
+    runs: list[tuple[bool, str]] = []
+    for ch in line:
+        latin = _is_latin1(ch)
+        if runs and runs[-1][0] == latin:
+            runs[-1] = (latin, runs[-1][1] + ch)
+        else:
+            runs.append((latin, ch))
+    return runs
+
+
+def _show(line: str, latin_font: str, size: int) -> str:
+    """Text-showing operators for one line (font switches between Latin and CJK runs)."""
+    ops = []
+    for latin, text in _runs(line):
+        if latin:
+            ops.append(f"/{latin_font} {size} Tf ({_esc(text)}) Tj")
+        else:
+            ops.append(f"/F5 {size} Tf <{text.encode('utf-16-be').hex().upper()}> Tj")
+    return " ".join(ops)
+
+
+def _to_unicode_cmap() -> bytes:
+    """Code = UCS-2 code unit: an identity map (in 256 ranges that never cross a high byte)."""
+    ranges = [f"<{hi:02X}00> <{hi:02X}FF> <{hi:02X}00>" for hi in range(256) if not 0xD8 <= hi <= 0xDF]
+    blocks = []
+    for i in range(0, len(ranges), 100):
+        part = ranges[i:i + 100]
+        blocks.append(f"{len(part)} beginbfrange\n" + "\n".join(part) + "\nendbfrange")
+    body = ("/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n"
+            "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n"
+            "/CMapName /Adobe-Identity-UCS def\n/CMapType 2 def\n"
+            "1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n" + "\n".join(blocks) +
+            "\nendcmap\nCMapName currentdict /CMap defineresource pop\nend\nend\n").encode()
+    return b"<< /Length %d >>\nstream\n" % len(body) + body + b"endstream"
 
 
 def make_pdf(pages: list[list[str]], *, title: str | None = None, heading_size: int = 16) -> bytes:
@@ -12,7 +59,20 @@ def make_pdf(pages: list[list[str]], *, title: str | None = None, heading_size: 
         3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
         4: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>",
     }
+    cjk = any(not _is_latin1(ch) for lines in pages for line in lines for ch in line)
     next_id, page_ids = 5, []
+    font_refs = "/F1 3 0 R /F2 4 0 R"
+    if cjk:   # a Type0 font over STSong-Light (Adobe-GB1), its descendant CID font and its ToUnicode map
+        objs[5] = (b"<< /Type /Font /Subtype /Type0 /BaseFont /STSong-Light /Encoding /UniGB-UCS2-H "
+                   b"/DescendantFonts [6 0 R] /ToUnicode 7 0 R >>")
+        objs[6] = (b"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /STSong-Light "
+                   b"/CIDSystemInfo << /Registry (Adobe) /Ordering (GB1) /Supplement 2 >> "
+                   b"/FontDescriptor 8 0 R /DW 1000 >>")
+        objs[7] = _to_unicode_cmap()
+        objs[8] = (b"<< /Type /FontDescriptor /FontName /STSong-Light /Flags 6 /FontBBox [-25 -254 1000 880] "
+                   b"/ItalicAngle 0 /Ascent 880 /Descent -120 /CapHeight 880 /StemV 93 >>")
+        next_id = 9
+        font_refs += " /F5 5 0 R"
     for lines in pages:
         page_id, content_id = next_id, next_id + 1
         next_id += 2
@@ -20,15 +80,15 @@ def make_pdf(pages: list[list[str]], *, title: str | None = None, heading_size: 
         y, ops = 740, []
         for line in lines:
             if line.startswith("# "):
-                ops.append(f"BT /F2 {heading_size} Tf 72 {y} Td ({_esc(line[2:])}) Tj ET")
+                ops.append(f"BT 72 {y} Td {_show(line[2:], 'F2', heading_size)} ET")
                 y -= heading_size + 10
             else:
-                ops.append(f"BT /F1 11 Tf 72 {y} Td ({_esc(line)}) Tj ET")
+                ops.append(f"BT 72 {y} Td {_show(line, 'F1', 11)} ET")
                 y -= 15
         stream = ("\n".join(ops) + "\n").encode("latin-1")
         objs[content_id] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"endstream"
         objs[page_id] = (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {content_id} 0 R "
-                         "/Resources << /Font << /F1 3 0 R /F2 4 0 R >> >> >>").encode()
+                         f"/Resources << /Font << {font_refs} >> >> >>").encode()
     objs[2] = f"<< /Type /Pages /Kids [{' '.join(f'{p} 0 R' for p in page_ids)}] /Count {len(pages)} >>".encode()
     objs[1] = b"<< /Type /Catalog /Pages 2 0 R >>"
     info_id = None
@@ -81,4 +141,39 @@ COOKING = [
      "Sourdough bread rises with a starter of wild yeast and lactic acid bacteria.",
      "The dough ferments slowly overnight in a cool kitchen, which develops a sour flavour.",
      "Bake the loaf in a hot covered pot so the steam gives it a crisp crust."],
+]
+
+# A study guide: Python lists and tuples, recursion, and two pages in Chinese (support vector machines,
+# the Transformer's attention). Each page answers one question of the browser tests.
+STUDY = [
+    ["# Lists and Tuples",
+     "A list is a mutable sequence: you can change, add and remove its items after it is created.",
+     "A tuple is an immutable sequence: once a tuple is created, its items cannot be changed.",
+     "The main difference between a list and a tuple is that lists are mutable and tuples are immutable.",
+     "Lists are written with square brackets, like [1, 2, 3], and tuples with parentheses, like (1, 2, 3).",
+     "Tuples are immutable so that they can be used as dictionary keys and stay hashable.",
+     "Because a tuple cannot change, Python can store it compactly and share it safely between parts",
+     "of a program; a list keeps extra room so that appending items stays fast.",
+     "Use a tuple for a fixed record, such as a point (x, y), and a list for a collection that grows."],
+    ["# Recursion",
+     "Recursion is when a function calls itself to solve a smaller instance of the same problem.",
+     "Every recursive function needs a base case, which returns an answer without calling itself again.",
+     "The recursive case reduces the problem, so that each call comes closer to the base case.",
+     "For example, the factorial of n is n times the factorial of n - 1, and the factorial of 0 is 1.",
+     "Each call waits on the call stack until the calls it made have returned their results.",
+     "Without a base case the calls never stop, and Python raises a RecursionError when the stack",
+     "grows deeper than its limit, which is about one thousand calls by default."],
+    ["# 支持向量机",
+     "支持向量机（SVM）是一种用于分类的监督学习方法。",
+     "支持向量机寻找一个最大间隔的超平面，把两个类别的样本分开。",
+     "离超平面最近的样本称为支持向量，它们决定了超平面的位置。",
+     "对于线性不可分的数据，支持向量机使用核函数把样本映射到高维空间。",
+     "常用的核函数有线性核、多项式核和高斯核。",
+     "软间隔允许少量样本被分错，用参数 C 控制间隔大小和分类错误之间的平衡。"],
+    ["# Transformer 注意力机制",
+     "Transformer 是一种完全基于注意力机制的神经网络结构，没有使用循环结构。",
+     "注意力机制让模型在处理一个词时，根据相关程度给序列中的其他词分配不同的权重。",
+     "自注意力用查询、键和值三个向量计算：查询和键的点积经过 softmax 得到注意力权重。",
+     "多头注意力把这个计算并行做多次，每个头关注序列中不同方面的关系。",
+     "因为注意力可以同时处理整个序列，Transformer 的训练比循环神经网络更容易并行。"],
 ]

@@ -18,19 +18,25 @@ from tests.browser.conftest import login
 
 pytestmark = pytest.mark.browser
 
-PDF = Path("/work/shared/data/docs/pdfs_en/federal-register-2020-17221.pdf")
+# The shared sample documents sit next to the repository: <root>/../shared/data/docs/...
+PDF = Path(__file__).resolve().parents[3] / "shared" / "data" / "docs" / "pdfs_en" / "federal-register-2020-17221.pdf"
 QUESTION = "What does the AOA sensor disagreement threshold depend on?"
 NOTE = "MCAS is disabled for the rest of the flight when the two AOA sensors disagree."
 
-# Records every text the last answer bubble shows while the answer is written.
+# Records every text the last answer bubble shows while the answer is written, and how many sources
+# were listed at that moment.
 WATCH_CHAT = """() => {
   window.__answers = [];
+  window.__sourcesSeen = [];
   const chat = document.querySelector('#chat');
   new MutationObserver(() => {
     const bots = chat.querySelectorAll('[data-testid="bot"]');
     if (bots.length) {
       const text = bots[bots.length - 1].innerText.trim();
-      if (window.__answers[window.__answers.length - 1] !== text) window.__answers.push(text);
+      if (window.__answers[window.__answers.length - 1] !== text) {
+        window.__answers.push(text);
+        window.__sourcesSeen.push(document.querySelectorAll('#sources label').length);
+      }
     }
   }).observe(chat, {subtree: true, childList: true, characterData: true});
 }"""
@@ -62,8 +68,7 @@ def download_report(page, tmp_path) -> dict:
 
 @pytest.fixture(scope="module")
 def alice(browser, live_app):
-    if not PDF.is_file():
-        pytest.skip(f"the sample PDF {PDF} is not present")
+    assert PDF.is_file(), f"the sample PDF {PDF} is missing: the shared documents belong next to the repository"
     context, page = login(browser, live_app, "alice")
     yield page
     context.close()
@@ -103,20 +108,29 @@ def test_answer_streams_with_page_citations_and_opens_the_cited_page(alice, arte
     try:
         open_tab(page, "Q&A")
         assert page.is_disabled("#mqe input") is False                   # an LLM is configured here
+        assert "Answers are written by fake-model." in page.inner_text("#who")
+        assert not page.is_visible("#llm-notice")
         page.evaluate(WATCH_CHAT)
         page.fill("#question textarea", QUESTION)
         page.click("#ask")
-        page.wait_for_selector("#sources label", timeout=60_000)
+        wait_text(page, "#answer-notice", "Answered by fake-model", timeout=60_000)
     finally:
         fake_llm.mode = "ok"
-    answers = page.evaluate("window.__answers")
+    answers, sources_seen = page.evaluate("[window.__answers, window.__sourcesSeen]")
     final = answers[-1]
     assert final.startswith("A function is a named sequence")              # the loopback LLM's answer
-    partial = [a for a in answers if a and a != final and final.startswith(a.rstrip("…").strip())]
+    partial = [i for i, a in enumerate(answers) if a and a != final and a != "…"
+               and final.startswith(a.rstrip("…").strip())]
     assert partial, f"the answer appeared at once, not streamed: {answers}"
+    assert all(sources_seen[i] > 0 for i in partial), (answers, sources_seen)   # the passages came first
     labels = [label.inner_text() for label in page.query_selector_all("#sources label")]
     assert labels and all(re.match(r"\[\d+\] federal-register-2020-17221\.pdf · pp?\. \d+", x) for x in labels), labels
-    assert all("score" in x for x in labels)
+    assert not any("score" in x for x in labels)
+    assert all(re.search(r" — (strong|partial|weak) match$", x) for x in labels if "match" in x), labels
+    assert "Related passages" not in page.inner_text("#sources")
+    assert page.inner_text("#searched-for").strip() == ""
+    last = page.query_selector_all('#chat [data-testid="bot"]')[-1]
+    assert last.query_selector('a[href^="#cite-"]') is not None            # [n] is a link to its source
     page.click("#sources label >> nth=0")
     page.wait_for_selector("#page-view img")
     caption = wait_text(page, "#page-view", "page ")
@@ -126,11 +140,24 @@ def test_answer_streams_with_page_citations_and_opens_the_cited_page(alice, arte
     page.screenshot(path=str(artefacts / "03-qa.png"), full_page=True)
 
 
+def test_a_follow_up_is_rewritten_by_the_model_and_says_what_it_searched(alice, fake_llm):
+    page = alice
+    fake_llm.rewrite = "What does the AOA sensor disagreement threshold depend on, and why?"
+    try:
+        page.fill("#question textarea", "Why does it depend on that?")
+        page.click("#ask")
+        searched = wait_text(page, "#searched-for", "Searched for:", timeout=60_000)
+        wait_text(page, "#answer-notice", "Answered by", timeout=60_000)
+    finally:
+        fake_llm.rewrite = None
+    assert "What does the AOA sensor disagreement threshold depend on, and why?" in searched
+
+
 def test_a_question_about_the_past_is_answered_from_memory(alice):
     page = alice
     page.fill("#question textarea", "What did I study today?")
     page.click("#ask")
-    page.wait_for_function("document.querySelectorAll('#chat [data-testid=\"bot\"]').length >= 2", timeout=60_000)
+    page.wait_for_function("document.querySelectorAll('#chat [data-testid=\"bot\"]').length >= 3", timeout=60_000)
     page.wait_for_function("document.querySelectorAll('#sources label').length === 0")
     assert page.inner_text("#memory-used") == ""          # memory answers are not shown as document sources
 
