@@ -61,7 +61,7 @@ class Settings(BaseSettings):
     llm_local_max_tokens: int = Field(320, description="Most tokens the local model writes for one answer.")
     llm_repeat_penalty: float = Field(1.15, description="Local model's penalty on repeated tokens (guards loops).")
     llm_context_tokens: int = Field(
-        520, description="Token budget of document passages in the local model's prompt: prompt reading, "
+        360, description="Token budget of document passages in the local model's prompt: prompt reading, "
                          "not writing, is what a small CPU spends its time on.")
 
     # --- documents / retrieval ------------------------------------------------------------------
@@ -84,7 +84,7 @@ class Settings(BaseSettings):
     rerank_candidates: int = 30
     context_tokens: int = Field(3000, description="Token budget of document context in an endpoint's prompt.")
     answer_min_support: float = Field(
-        0.45, description="Evidence strength (0-1) below which the answer is 'not in your documents' and the "
+        0.40, description="Evidence strength (0-1) below which the answer is 'not in your documents' and the "
                           "closest passages are shown as related; chosen on the dev sets (README).")
     max_upload_mb: int = 200
 

@@ -84,7 +84,7 @@ def focused_sources(evidence: list[Evidence], budget_tokens: int, *, max_sources
     return list(chosen.values())
 
 
-def _window(ev: Evidence, *, max_tokens: int = 150) -> str:
+def _window(ev: Evidence, *, max_tokens: int = 110) -> str:
     """The unit with the sentences around it, as long as the window stays under max_tokens."""
     units = split_units(ev.hit.chunk.text)
     at = next((i for i, u in enumerate(units) if u.start == ev.unit.start), None)

@@ -34,6 +34,7 @@ _CODE_LINE = re.compile(
     r"^\s*(>>>|\.\.\.\s|def |class |return\b|import |from \S+ import|for .+:\s*$|while .+:\s*$|if .+:\s*$|"
     r"elif |else:|try:|except|print\(|[A-Za-z_][\w.]*\s*=[^=]|[A-Za-z_][\w.]*\(.*\)\s*$|#|\w+\[.*\]\s*=)")
 _HEADING = re.compile(r"^\s*#{1,6}\s+\S")
+_FENCED = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```[ \t]*$", re.MULTILINE | re.DOTALL)
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
 # Dotted leaders or a title followed by a page number: a table of contents line.
@@ -41,7 +42,7 @@ _TOC_LINE = re.compile(r"(\.\s?){4,}\s*\d+\s*$|\s\d{1,4}\s*$")
 FRONT_MATTER = re.compile(
     r"^(contents|table of contents|目录|目 录|index|索引|acknowledg|preface|foreword|copyright|版权|"
     r"contributor|about the author|colophon|bibliography|references|参考文献|致谢|前言|序)", re.IGNORECASE)
-_EXERCISE = re.compile(r"^\s*(exercise|练习|习题|write a |write an |as an exercise|modify |rewrite )",
+_EXERCISE = re.compile(r"^\s*(exercises?\b|练习|习题|write a |write an |as an exercise|modify |rewrite )",
                        re.IGNORECASE)
 
 
@@ -57,8 +58,20 @@ def split_units(text: str) -> list[Unit]:
     """The chunk as answer units, in order: code blocks whole, table rows with their header, the rest
     as sentences (line breaks inside a paragraph are the PDF's, not the author's)."""
     units: list[Unit] = []
+    pos = 0
+    for fence in list(_FENCED.finditer(text)) + [None]:   # Markdown code fences are code, whole
+        end = fence.start() if fence else len(text)
+        units.extend(_paragraph_units(text[pos:end], pos))
+        if fence:
+            units.append(Unit(fence.start(), fence.end(), "code", fence.group(1).strip("\n")))
+            pos = fence.end()
+    return units
+
+
+def _paragraph_units(text: str, base: int) -> list[Unit]:
+    units: list[Unit] = []
     for para in re.finditer(r"(?:[^\n]|\n(?!\s*\n))+", text):
-        body, offset = para.group(), para.start()
+        body, offset = para.group(), base + para.start()
         lines = body.split("\n")
         if sum(1 for line in lines if _TABLE_ROW.match(line)) >= 2:
             units.extend(_table_units(body, offset))
@@ -252,8 +265,9 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
             score += 0.08
         if asks_number:
             score += 0.06 if _NUMBER.search(unit.text) else -0.06
-        if _EXERCISE.match(unit.text) or unit.text.rstrip().endswith(("?", "？")):
-            score -= 0.15
+        if _EXERCISE.match(unit.text) or unit.text.rstrip().endswith(("?", "？")) or \
+                any(_EXERCISE.match(h) for h in hit.chunk.heading_path[-1:]):
+            score -= 0.3          # an exercise or a question in the text asks; it does not answer
         score += 0.03 / n     # the retriever's order breaks near-ties
         out.append(Evidence(n, hit, unit, max(0.0, min(1.0, score)), lexical, semantic))
     out.sort(key=lambda e: -e.score)
@@ -276,21 +290,27 @@ class SentenceCheck:
 
 
 def sentence_support(sentence: str, passage: str, embedder, *, passage_units: list[str] | None = None) -> float:
-    """How much of the sentence the passage backs: the share of its content terms found in the passage,
-    and (when the embedder knows the language) its best cosine with one of the passage's units."""
+    """How much of the sentence the passage backs, 0..1: mostly the share of its content terms found in
+    the passage, helped by its best cosine with one of the passage's units (when the embedder knows the
+    language). A topic alone is not support: a number the passage does not contain sinks the score."""
     s_terms = set(terms_of(sentence))
     if not s_terms:
         return 1.0
     p_terms = set(terms_of(passage))
     lexical = len(s_terms & p_terms) / len(s_terms)
-    if embedder is None or not embedder.supports(detect_language(sentence)):
-        return lexical
-    units = passage_units or [u.text for u in split_units(passage)] or [passage]
-    vectors = embedder.embed([sentence] + [u[:1000] for u in units], kind="document")
-    best = float(np.max(vectors[1:] @ vectors[0])) if len(units) else 0.0
-    return max(lexical, _semantic(best + 0.05))
+    score = lexical
+    if embedder is not None and embedder.supports(detect_language(sentence)):
+        units = passage_units or [u.text for u in split_units(passage)] or [passage]
+        vectors = embedder.embed([sentence] + [u[:1000] for u in units], kind="document")
+        best = float(np.max(vectors[1:] @ vectors[0])) if len(units) else 0.0
+        score = 0.6 * lexical + 0.4 * _semantic(best + 0.05)
+    numbers = set(_NUMBERS.findall(sentence))
+    if numbers - set(_NUMBERS.findall(passage)):
+        score = min(score, 0.3)
+    return score
 
 
+_NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
 SUPPORTED = 0.5
 
 

@@ -29,6 +29,9 @@ NOT_IN_DOCUMENTS = ("This is not in your documents: no passage answers it. The c
                     "below as related reading.")
 NOT_IN_DOCUMENTS_ZH = "你的文档中没有这个问题的答案：没有段落能回答它。下面列出最接近的段落，仅供参考。"
 
+QUEUED = ("Your answer is queued: the language model on this computer is answering {n} other question(s) "
+          "first. The passages above are ready to read.")
+
 UNSUPPORTED_NOTICE = "Sentences marked ⚠ are not backed by the passage they cite; check them against the source."
 
 MEMORY_CONTEXT = (

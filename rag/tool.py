@@ -235,7 +235,7 @@ class RAGTool:
         waiting = getattr(self.llm, "waiting", lambda: 0)()
         yield SourcesEvent([citation_for(s.n, s.hit, quote=s.text, support=s.support) for s in sources],
                            search_query=question,
-                           waiting_for=f"{waiting} question(s) ahead of yours for {self.llm.model}" if waiting else "")
+                           waiting_for=prompts.QUEUED.format(n=waiting) if waiting else "")
         emitted = False
         try:
             answer = None

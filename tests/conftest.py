@@ -33,3 +33,17 @@ def llm_settings(tmp_path, fake_llm) -> Settings:
     fake_llm.requests.clear()
     return Settings(_env_file=None, data_dir=tmp_path / "data", openai_base_url=fake_llm.base_url,
                     openai_api_key="test-key", llm_model="fake-model", llm_timeout_s=2.0)
+
+
+@pytest.fixture(scope="session")
+def local_model_dir(tmp_path_factory) -> Path:
+    """The packaged local model (installed by `make install`) joined and verified once per session, in a
+    folder every test shares. Missing packages fail the run: a skip would hide a broken install."""
+    from core import local_model
+    folder = tmp_path_factory.mktemp("local-model")
+    s = Settings(_env_file=None, data_dir=folder / "data", llm_model_dir=folder)
+    reason = local_model.unavailable_reason(s)
+    if reason:
+        pytest.fail(f"the packaged local model is not installed: {reason}")
+    assert local_model.model_file(s) is not None
+    return folder

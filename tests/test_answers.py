@@ -1,0 +1,186 @@
+"""What a person reads: answer units, evidence, "not in your documents", extractive answers, citation
+numbering, the check of composed answers — with the real embedding model and real stores, and the real
+local model composing an answer on a tiny context."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from rag.answer import CitationRenumberer, renumber
+from rag.evidence import check_answer, split_units
+from rag.tool import RAGTool
+from rag.types import Answer, SourcesEvent
+
+BOOK = """# Tuples
+
+A tuple is a sequence of values. The values can be any type, and they are indexed by integers.
+Syntactically, a tuple is a comma-separated list of values:
+
+>>> t = 'a', 'b', 'c'
+>>> len(t)
+3
+
+Tuples are immutable, so you cannot change their elements. Because tuples are immutable, they can be
+used as keys in a dictionary.
+
+# Recursion
+
+A function that calls itself is recursive; the process of executing it is called recursion.
+If a recursion never reaches a base case, it goes on making recursive calls forever.
+
+```
+def countdown(n):
+    if n <= 0:
+        print('Blastoff!')
+    else:
+        countdown(n-1)
+```
+
+# Exercises
+
+Write a function that takes a tuple and returns its length. Why are tuples immutable?
+
+# Revenue
+
+| Year | Total revenue |
+|---|---|
+| 2017 | 7,301.5 |
+| 2016 | 5,854.4 |
+"""
+
+CONTENTS = """# Contents
+
+1 Tuples ........................ 3
+2 Recursion ..................... 9
+3 Dictionaries .................. 14
+4 Files ......................... 20
+5 Classes ....................... 31
+"""
+
+ZH = """# 支持向量机
+
+支持向量机的基本思想是在样本空间中找到一个划分超平面，使正负样本之间的间隔最大。
+离划分超平面最近的几个训练样本点被称为支持向量。
+
+# 过拟合
+
+过拟合是指模型把训练样本自身的特点当作所有样本都具有的一般性质，导致泛化性能下降。
+"""
+
+
+@pytest.fixture
+def library(settings):
+    tool = RAGTool("reader", settings)
+    tool.add_text(BOOK, title="Think Python notes", name="think.md")
+    tool.add_text(CONTENTS, title="Contents", name="contents.md")
+    tool.add_text(ZH, title="南瓜书笔记", name="pumpkin.md")
+    return tool
+
+
+def stream(tool, question):
+    items = list(tool.ask_stream(question))
+    assert isinstance(items[-1], Answer)
+    return items, items[-1]
+
+
+# -- units ----------------------------------------------------------------------------------------------
+
+def test_units_keep_code_tables_and_drop_headings():
+    units = split_units(BOOK)
+    kinds = [(u.kind, u.text.split("\n")[0]) for u in units]
+    assert ("code", ">>> t = 'a', 'b', 'c'") in kinds                  # an interpreter example stays whole
+    code = next(u for u in units if u.text.startswith(">>>"))
+    assert code.text.endswith("3")                                     # with its output
+    assert any(u.kind == "code" and u.text.startswith("def countdown") for u in units)   # a fenced block
+    assert not any(u.text.startswith(("#", "```")) for u in units)     # headings and fences answer nothing
+    rows = [u for u in units if u.kind == "table"]
+    assert len(rows) == 2 and all(r.text.startswith("| Year | Total revenue |") for r in rows)
+    assert "| 2017 | 7,301.5 |" in rows[0].text                         # a row never leaves its header
+    for u in units:                                                    # offsets point at the text shown
+        assert BOOK[u.start:u.end].split()[0].strip("`") in u.text or u.kind == "table"
+
+
+# -- answers ---------------------------------------------------------------------------------------------
+
+def test_extractive_answer_answers_first_then_quotes_each_cited_once(library):
+    items, answer = stream(library, "What is a tuple?")
+    assert isinstance(items[0], SourcesEvent) and items[0].citations and not items[0].related
+    assert answer.mode == "extractive" and not answer.refused
+    first_line = answer.text.split("\n")[0]
+    assert first_line.startswith("**A tuple is a sequence of values.**") and first_line.endswith("[1]")
+    numbers = [int(n) for n in re.findall(r"\[(\d+)\]", answer.text)]
+    assert sorted(set(numbers)) == list(range(1, max(numbers) + 1))    # 1..n, no gaps
+    assert [c.n for c in answer.citations] == list(range(1, len(answer.citations) + 1))
+    quoted = [line for line in answer.text.split("\n") if line.strip() and line.strip() != "```"]
+    assert len(quoted) == len(set(quoted))                              # no sentence twice
+    assert "...." not in answer.text                                    # never the table of contents
+    assert all(c.strength in ("strong", "partial", "weak") for c in answer.citations)
+
+
+def test_code_stays_code_and_exercises_are_not_answers(library):
+    _, answer = stream(library, "How do I write a recursive countdown function?")
+    assert "```\ndef countdown(n):\n    if n <= 0:" in answer.text
+    _, tuples = stream(library, "Why are tuples immutable?")
+    assert "Write a function" not in tuples.text.split("\n")[0]
+
+
+def test_a_number_question_quotes_the_table_row_with_its_header(library):
+    _, answer = stream(library, "What was the total revenue in 2017?")
+    assert "7,301.5" in answer.text and "Total revenue" in answer.text
+
+
+def test_questions_the_documents_do_not_answer_are_declined_with_related_passages(library):
+    for question, language in (("Who painted the Mona Lisa?", "en"), ("What is the boiling point of mercury?", "en"),
+                               ("长城有多长？", "zh")):
+        items, answer = stream(library, question)
+        assert answer.refused, (question, answer.text)
+        assert ("not in your documents" in answer.text) if language == "en" else ("文档中没有" in answer.text)
+        assert answer.related and not answer.citations
+        assert isinstance(items[0], SourcesEvent) and items[0].related
+    _, zh = stream(library, "什么是支持向量机？")
+    assert not zh.refused and "间隔最大" in zh.text
+
+
+# -- citations and checks -------------------------------------------------------------------------------------
+
+def test_citation_numbers_follow_first_use_even_when_a_number_is_split_across_pieces():
+    r = CitationRenumberer({1, 2, 3})
+    out = "".join(r.feed(p) for p in ["Tuples are immutable [", "3]. They can be keys [1", "][3]. Bogus [9]."])
+    out += r.flush()
+    assert out == "Tuples are immutable [1]. They can be keys [2][1]. Bogus ."
+    assert r.order == [3, 1]
+    assert renumber("A [2]. B [2][1].", {1, 2}) == ("A [1]. B [1][2].", [2, 1])
+
+
+def test_a_cited_sentence_its_passage_does_not_back_is_flagged(library):
+    passages = {1: "A tuple is a sequence of values. Tuples are immutable.",
+                2: "A function that calls itself is recursive."}
+    checks = check_answer("Tuples are immutable sequences of values [1]. Recursion was invented in 1492 by "
+                          "sailors [2]. 元组不可变[1]。", passages, library.embedder)
+    by_sentence = {c.sentence.split("[")[0].strip(): c for c in checks}
+    assert by_sentence["Tuples are immutable sequences of values"].supported
+    assert not by_sentence["Recursion was invented in 1492 by sailors"].supported
+    assert len(checks) == 3
+
+
+# -- the local model, for real, on a tiny context ----------------------------------------------------------------
+
+def test_the_local_model_composes_a_cited_checked_answer_and_names_itself(tmp_path, local_model_dir):
+    from core.settings import Settings
+    s = Settings(_env_file=None, data_dir=tmp_path / "data", llm_model_dir=local_model_dir, llm_backend="local",
+                 llm_temperature=0.0, llm_local_max_tokens=80)
+    tool = RAGTool("reader", s)
+    tool.add_text(BOOK, title="Think Python notes", name="think.md")
+    tool.add_text(ZH, title="南瓜书笔记", name="pumpkin.md")
+    for question, expected in (("What is a tuple?", "sequence"), ("什么是支持向量机？", "超平面")):
+        items, answer = stream(tool, question)
+        assert isinstance(items[0], SourcesEvent)
+        pieces = [i for i in items if isinstance(i, str)]
+        assert len(pieces) > 1, "the composed answer streams"
+        assert answer.mode == "llm" and answer.llm.startswith("Qwen2.5-Coder-0.5B-Instruct")
+        assert expected in answer.text and answer.citations
+        assert answer.checks and all(c.cited for c in answer.checks)
+        assert re.search(r"\[1\]", answer.text) or answer.citations[0].n == 1
+    items, refused = stream(tool, "Who painted the Mona Lisa?")
+    assert refused.refused and not [i for i in items if isinstance(i, str) and "Mona" in i]
