@@ -111,9 +111,11 @@ def _best_score_per_chunk(evidence: list[Evidence]) -> dict[str, float]:
 
 
 def build_messages(question: str, sources: list[Source], *, system: str, history: list[dict] | None = None,
-                   memory_context: str | None = None) -> list[dict]:
-    """System prompt first and identical every time, so a local model reuses its cached reading of it."""
-    context = "\n\n".join(f"{source_label(s.n, s.hit)}\n{s.text}" for s in sources)
+                   memory_context: str | None = None, bare_labels: bool = False) -> list[dict]:
+    """System prompt first and identical every time, so a local model reuses its cached reading of it.
+    `bare_labels`: sources as "[n] text" only — a small model copies file names and pages into its answer."""
+    context = "\n\n".join(f"[{s.n}] {' '.join(s.text.split())}" if bare_labels else
+                           f"{source_label(s.n, s.hit)}\n{s.text}" for s in sources)
     messages = [{"role": "system", "content": system}]
     if memory_context:
         messages.append({"role": "system", "content": prompts.MEMORY_CONTEXT.format(memory=memory_context)})
@@ -250,12 +252,13 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
 
 def stream_composed_answer(question: str, sources: list[Source], llm, *, system: str,
                            history: list[dict] | None = None, memory_context: str | None = None,
-                           max_tokens: int | None = None) -> Iterator[str | Answer]:
+                           max_tokens: int | None = None, bare_labels: bool = False) -> Iterator[str | Answer]:
     """Yield the model's text (citations renumbered) as it is written, then the Answer. LLMError propagates."""
     by_n = {s.n: s for s in sources}
     renumberer = CitationRenumberer(set(by_n))
     pieces: list[str] = []
-    messages = build_messages(question, sources, system=system, history=history, memory_context=memory_context)
+    messages = build_messages(question, sources, system=system, history=history, memory_context=memory_context,
+                              bare_labels=bare_labels)
     for piece in llm.stream(messages, max_tokens=max_tokens):
         out = renumberer.feed(piece)
         if out:

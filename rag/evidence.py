@@ -167,10 +167,17 @@ def stem(term: str) -> str:
     return term
 
 
+# Question words and particles: a passage answers "为何…" without ever saying "为何", so they must
+# not count as terms the passage lacks (nor seed bigrams such as "何被").
+_ZH_QUESTION_WORDS = re.compile(
+    "为什么|为何|什么|怎么样|怎么|怎样|如何|哪一|哪些|哪个|哪位|哪里|哪儿|哪|多少|几|是否|是不是|吗|呢|谁|何时|何地|何|"
+    "的|了|是|被|有|在|和|与|及|其|之|这|那|也|都|就|会|能|可以|主要|一个|一种")
+
+
 def terms_of(text: str) -> list[str]:
     """Content terms, stemmed; Chinese also as character bigrams (jieba may cut a phrase differently)."""
-    out = [stem(t) for t in search_tokens(text)]
-    for run in re.findall(f"{CJK_CHAR.pattern}+", text):
+    out = [stem(t) for t in search_tokens(text) if not _ZH_QUESTION_WORDS.fullmatch(t)]
+    for run in re.findall(f"{CJK_CHAR.pattern}+", _ZH_QUESTION_WORDS.sub(" ", text)):
         out += [run[i:i + 2] for i in range(len(run) - 1)]
     return out
 
@@ -183,6 +190,8 @@ def question_weights(question: str, document_frequency: dict[str, int], n_chunks
     idf = lambda df: math.log(1 + (n + 1) / (df + 0.5))  # noqa: E731
     weights: dict[str, float] = {}
     for token in search_tokens(question):
+        if _ZH_QUESTION_WORDS.fullmatch(token):
+            continue
         key = stem(token)
         weights[key] = max(weights.get(key, 0.0), idf(document_frequency.get(token, 0)))
     words = sorted(weights.values())
@@ -229,7 +238,7 @@ def _semantic(cosine: float) -> float:
 
 
 def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict[str, float], *,
-                   max_hits: int = 5, max_embedded: int = 32) -> list[Evidence]:
+                   max_hits: int = 8, max_embedded: int = 32) -> list[Evidence]:
     """Every unit of the best non-front-matter hits, scored, best first."""
     language = detect_language(question)
     q_terms = set(terms_of(question))
@@ -254,13 +263,21 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
         picked = sorted(set(order[:max_embedded]))
         vectors = embedder.embed([question] + [candidates[i][2].text[:1000] for i in picked], kind="document")
         semantic_scores = {i: _semantic(float(c)) for i, c in zip(picked, vectors[1:] @ vectors[0])}
+    # Without the embedder's view, a unit is also judged by its passage: the answer sentence often leaves
+    # out the subject the passage named before it ("于乐 … 中国足球运动员").
+    passage_scores = {id(hit): coverage(q_terms, set(terms_of(" ".join([hit.doc_title, *hit.chunk.heading_path,
+                                                                          hit.chunk.text]))), weights)
+                      for _, hit, _ in candidates}
     asks_definition = bool(_ASKS_DEFINITION.search(question))
     asks_number = bool(_ASKS_NUMBER.search(question))
     out = []
     for i, (n, hit, unit) in enumerate(candidates):
         lexical = lexical_scores[i]
         semantic = semantic_scores.get(i)
-        score = lexical if semantic is None else 0.55 * lexical + 0.45 * semantic
+        if semantic is None:
+            score = 0.6 * lexical + 0.4 * passage_scores[id(hit)]
+        else:
+            score = 0.55 * lexical + 0.45 * semantic
         if asks_definition and _DEFINES.search(unit.text[:200]):
             score += 0.08
         if asks_number:
@@ -329,5 +346,6 @@ def check_answer(text: str, passages: dict[int, str], embedder) -> list[Sentence
 
 def answer_sentences(text: str) -> list[str]:
     """Sentences of a composed answer, each keeping the citations that follow its full stop."""
-    pieces = re.finditer(r".+?(?:[.!?。！？](?:\s*\[\d{1,3}\])*(?=\s|$)|(?<=[。！？])|$)", text, re.DOTALL)
+    pieces = re.finditer(r".+?(?:(?<!\bpp)(?<!\bp)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bFig)(?<!\bNo)(?<!\bch)"
+                         r"[.!?。！？](?:\s*\[\d{1,3}\])*(?=\s|$)|(?<=[。！？])|$)", text, re.DOTALL)
     return [p.group().strip() for p in pieces if p.group().strip()]

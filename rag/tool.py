@@ -240,7 +240,8 @@ class RAGTool:
         try:
             answer = None
             for item in stream_composed_answer(question, sources, self.llm, system=system, history=history,
-                                               memory_context=memory_context, max_tokens=max_tokens):
+                                               memory_context=memory_context, max_tokens=max_tokens,
+                                               bare_labels=local):
                 if isinstance(item, Answer):
                     answer = item
                 else:
