@@ -211,8 +211,8 @@ def _with_example(ev: Evidence) -> str:
     return shown
 
 
-def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: int = 2,
-                      min_relative: float = 0.75) -> Answer:
+def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: int = 3,
+                      min_relative: float = 0.6) -> Answer:
     """The best unit as the short answer, then up to `max_quotes` supporting units nearly as good,
     none repeating another, each cited in order of appearance."""
     chosen: list[Evidence] = []
