@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from core.text import count_tokens, detect_language
 from rag import prompts
-from rag.evidence import Evidence, SentenceCheck, Unit, check_answer, split_units, terms_of
+from rag.evidence import (SUPPORTED, Evidence, SentenceCheck, Unit, answer_sentences, check_answer, sentence_support,
+                          split_units, terms_of)
 from rag.types import Answer, Citation, SearchHit
 
 _CITE = re.compile(r"\[(\d{1,3})\]")
@@ -272,6 +273,22 @@ def stream_composed_answer(question: str, sources: list[Source], llm, *, system:
     citations = [citation_for(i, by_n[k].hit, quote=by_n[k].text, support=by_n[k].support)
                  for i, k in enumerate(renumberer.order, start=1)]
     yield Answer(question=question, text=text, citations=citations, mode="llm", llm=getattr(llm, "model", "llm"))
+
+
+def attribute_uncited(answer: Answer, sources: list[Source], embedder) -> None:
+    """A small model sometimes writes no [n] at all: cite each sentence with the source that backs it
+    best (numbered in order of first use); a sentence no source backs is left uncited and marked ⚠."""
+    if _CITE.search(answer.text) or not sources:
+        return
+    by_n = {s.n: s for s in sources}
+    parts = []
+    for sentence in answer_sentences(answer.text):
+        best_n, best = max(((s.n, sentence_support(sentence, s.text, embedder)) for s in sources), key=lambda x: x[1])
+        parts.append(f"{sentence} [{best_n}]" if best >= SUPPORTED else f"{sentence} ⚠")
+    text, order = renumber(" ".join(parts), set(by_n))
+    answer.text = text
+    answer.citations = [citation_for(i, by_n[k].hit, quote=by_n[k].text, support=by_n[k].support)
+                        for i, k in enumerate(order, start=1)]
 
 
 def says_not_found(text: str) -> bool:

@@ -21,7 +21,7 @@ from core.settings import Settings, get_settings
 from core.text import search_tokens
 from core.vectors import collection_name, get_vector_store
 from rag import prompts
-from rag.answer import (citation_for, extractive_answer, focused_sources, mark_unsupported, refusal, says_not_found,
+from rag.answer import (attribute_uncited, citation_for, extractive_answer, focused_sources, mark_unsupported, refusal, says_not_found,
                         stream_composed_answer, whole_chunk_sources)
 from rag.evidence import Evidence, evidence_strength, question_weights, score_evidence
 from rag.chunk import chunk_document, document_context, embedding_text
@@ -258,10 +258,11 @@ class RAGTool:
             refused = refusal(question, evidence, hits)
             refused.llm = answer.llm
             return refused
+        attribute_uncited(answer, sources, self.embedder)
         answer.checks = mark_unsupported(answer, self.embedder)
-        if not answer.citations:   # a small model may forget the numbers: the sources still show
+        if not answer.citations:   # nothing the model wrote is backed by a source: the sources still show
             answer.citations = [citation_for(s.n, s.hit, quote=s.text, support=s.support) for s in sources]
-        if any(not c.supported for c in answer.checks):
+        if "⚠" in answer.text:
             notices.append(prompts.UNSUPPORTED_NOTICE)
         return answer
 
