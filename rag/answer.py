@@ -133,10 +133,13 @@ def build_messages(question: str, sources: list[Source], *, system: str, history
 
 class CitationRenumberer:
     """Rewrites [k] (the prompt's numbering) to 1..n in order of first use, while the text streams.
-    A piece ending in the middle of a "[12" is held back until the bracket closes."""
+    A piece ending in the middle of a "[12" is held back until the bracket closes. With `keep_numbers`
+    it only drops numbers no source stands behind, so the streamed text matches the passages list
+    shown before it (numbered as in the prompt); the final text is renumbered once at the end."""
 
-    def __init__(self, valid: set[int]):
+    def __init__(self, valid: set[int], *, keep_numbers: bool = False):
         self.valid = valid
+        self.keep_numbers = keep_numbers
         self.order: list[int] = []     # prompt numbers, in order of first use
         self._pending = ""
 
@@ -146,7 +149,7 @@ class CitationRenumberer:
             return ""                  # a number with no source behind it is dropped, not shown
         if k not in self.order:
             self.order.append(k)
-        return f"[{self.order.index(k) + 1}]"
+        return f"[{k}]" if self.keep_numbers else f"[{self.order.index(k) + 1}]"
 
     def feed(self, piece: str) -> str:
         text = self._pending + piece
@@ -256,7 +259,7 @@ def stream_composed_answer(question: str, sources: list[Source], llm, *, system:
                            max_tokens: int | None = None, bare_labels: bool = False) -> Iterator[str | Answer]:
     """Yield the model's text (citations renumbered) as it is written, then the Answer. LLMError propagates."""
     by_n = {s.n: s for s in sources}
-    renumberer = CitationRenumberer(set(by_n))
+    renumberer = CitationRenumberer(set(by_n), keep_numbers=True)
     pieces: list[str] = []
     messages = build_messages(question, sources, system=system, history=history, memory_context=memory_context,
                               bare_labels=bare_labels)
@@ -269,9 +272,9 @@ def stream_composed_answer(question: str, sources: list[Source], llm, *, system:
     if tail:
         pieces.append(tail)
         yield tail
-    text = "".join(pieces).strip()
+    text, order = renumber("".join(pieces).strip(), set(by_n))
     citations = [citation_for(i, by_n[k].hit, quote=by_n[k].text, support=by_n[k].support)
-                 for i, k in enumerate(renumberer.order, start=1)]
+                 for i, k in enumerate(order, start=1)]
     yield Answer(question=question, text=text, citations=citations, mode="llm", llm=getattr(llm, "model", "llm"))
 
 

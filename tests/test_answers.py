@@ -151,6 +151,9 @@ def test_citation_numbers_follow_first_use_even_when_a_number_is_split_across_pi
     assert out == "Tuples are immutable [1]. They can be keys [2][1]. Bogus ."
     assert r.order == [3, 1]
     assert renumber("A [2]. B [2][1].", {1, 2}) == ("A [1]. B [1][2].", [2, 1])
+    # While streaming, the numbers stay those of the passages list shown first; only bogus ones go.
+    keep = CitationRenumberer({1, 2}, keep_numbers=True)
+    assert keep.feed("A [2]. B [") + keep.feed("7][1].") + keep.flush() == "A [2]. B [1]."
 
 
 def test_a_cited_sentence_its_passage_does_not_back_is_flagged(library):
