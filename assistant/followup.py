@@ -22,11 +22,11 @@ _POINTS_BACK_EN = re.compile(
     r"\b(it|its|it's|they|them|their|theirs|this|that|these|those|he|she|him|her|his|"
     r"the (first|second|third|last|former|latter|other|same) (one|ones)?|the former|the latter|"
     r"the above|previous|mentioned)\b", re.IGNORECASE)
-_CONTINUES_EN = re.compile(r"^\s*(and|or|but|also|so|then|what about|how about|why( not)?|and why|"
-                           r"what else|anything else|more|example|for example|such as|in what way|give me an example|show me an example|"
-                           r"tell me more)\b",
-                           re.IGNORECASE)
-_POINTS_BACK_ZH = re.compile(r"它|它们|他们|她们|其|这个|那个|这些|那些|这种|那种|该|上述|前者|后者|第[一二三四五六七八九十]个")
+_CONTINUES_EN = re.compile(r"^\s*(and|or|but|also|so|then|what about|how about|why( not)?|and why|what else|"
+                           r"anything else|more|example|for example|such as|in what way|give me an example|"
+                           r"show me an example|tell me more)\b", re.IGNORECASE)
+# Not 其 or 该 alone: they sit inside ordinary words (其他, 尤其, 应该).
+_POINTS_BACK_ZH = re.compile(r"它|它们|他们|她们|这个|那个|这些|那些|这种|那种|上述|前者|后者|第[一二三四五六七八九十]个")
 _CONTINUES_ZH = re.compile(r"^\s*(那|那么|还有|另外|以及|和|而|为什么|为啥|怎么会|举个例子|比如|例如)|呢[?？]?\s*$")
 
 

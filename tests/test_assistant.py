@@ -139,6 +139,8 @@ def test_independent_questions_do_not_inherit_the_last_topic(settings):
     assert standalone_question("How does recursion work?", history) == ("How does recursion work?", "as asked")
     zh = [{"role": "user", "content": "Transformer 的注意力机制是什么?"}, {"role": "assistant", "content": "……"}]
     assert standalone_question("什么是支持向量机?", zh) == ("什么是支持向量机?", "as asked")
+    for alone in ("我应该如何定义函数？", "其他的核函数有哪些？", "What is MCAS?"):   # 该 / 其 inside words
+        assert not depends_on_conversation(alone), alone
     for dependent in ("and in 2016?", "why?", "How is it different from a list?", "What about the second one?",
                       "那2016年呢？", "为什么？", "它有什么优点？", "Give me an example."):
         assert depends_on_conversation(dependent), dependent
