@@ -213,6 +213,19 @@ class CachedEmbedder(Embedder):
         return np.stack([found[k] for k in keys])
 
 
+    def forget(self, texts: list[str]) -> int:
+        """Drop the cached vectors of these texts (as queries and as documents); rows removed."""
+        keys = [self._key(t, kind) for t in texts for kind in ("query", "document")]
+        removed = 0
+        with self._lock, self._conn:
+            for i in range(0, len(keys), 500):
+                part = keys[i:i + 500]
+                removed += self._conn.execute(
+                    f"DELETE FROM embedding_cache WHERE model=? AND hash IN ({','.join('?' * len(part))})",
+                    [self.model_id, *part]).rowcount
+        return removed
+
+
 _models: dict[tuple, Embedder] = {}      # loaded models, shared by every data folder
 _embedders: dict[tuple, Embedder] = {}   # cached wrappers, one per (model, data folder)
 _embedders_lock = threading.Lock()

@@ -4,7 +4,7 @@ Three kinds of answer, chosen by `rag.tool.RAGTool.ask_stream`:
 - **not in your documents** — the evidence (rag.evidence) is too weak: say so plainly, in the
   question's language, and list the closest passages as related;
 - **extractive** (no LLM) — a short answer first (the unit that best answers the question), then up
-  to two supporting quotes, each cited; code stays code, no sentence twice, no table of contents;
+  to three supporting quotes, each cited; code stays code, no sentence twice, no table of contents;
 - **composed** (an LLM) — passages labelled [n] go to the model, which answers with [n] citations;
   the text streams, and each cited sentence is then checked against its passage.
 Citations are numbered 1..n in the order the answer first uses them.

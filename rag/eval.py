@@ -37,7 +37,6 @@ import logging
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -68,20 +67,9 @@ def percentile(values: list[float], q: float) -> float:
 
 def forget_cached_questions(embedder, texts: list[str]) -> int:
     """Drop the vectors of `texts` from the embedding cache, so answers are timed as for a new question
-    (the retrieval pass above has already embedded every question). Rows deleted; 0 when the embedder
-    keeps no such cache."""
-    conn, key = getattr(embedder, "_conn", None), getattr(embedder, "_key", None)
-    if conn is None or key is None:
-        return 0
-    keys = [key(t, kind) for t in texts for kind in ("query", "document")]
-    deleted = 0
-    lock = getattr(embedder, "_lock", None) or threading.Lock()
-    with lock, conn:
-        for i in range(0, len(keys), 500):
-            part = keys[i:i + 500]
-            deleted += conn.execute(f"DELETE FROM embedding_cache WHERE hash IN ({','.join('?' * len(part))})",
-                                    part).rowcount
-    return deleted
+    (the retrieval pass above has already embedded every question). 0 when the embedder keeps no cache."""
+    forget = getattr(embedder, "forget", None)
+    return forget(texts) if forget else 0
 
 
 def ask_all(assistant, questions: list[dict], *, mqe: bool = False, hyde: bool = False,
