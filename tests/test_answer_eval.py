@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from rag import answer_metrics as M
+from rag import eval as eval_module
 from rag.types import Citation
 
 
@@ -211,3 +212,12 @@ def test_mix_links_documents_and_blanks_the_other_sets_gold(tmp_path):
     from_plain = eval_sets.main(["mix", str(tmp_path / "p"), "--docs", str(plain), "--questions-from", str(other)])
     assert from_plain["docs"] == 1 and from_plain["unanswerable"] == 10 and from_plain["answerable"] == 0
     assert [p.name for p in (tmp_path / "p" / "docs").iterdir()] == ["book.md"]
+
+
+def test_forgetting_cached_questions_removes_exactly_their_vectors(settings):
+    from core.embeddings import get_embedder
+    embedder = get_embedder(settings)
+    embedder.embed(["What is a tuple?", "What is a list?"], kind="query")
+    assert eval_module.forget_cached_questions(embedder, ["What is a tuple?"]) == 1
+    assert eval_module.forget_cached_questions(embedder, ["What is a tuple?"]) == 0
+    assert embedder.forget(["What is a list?"]) == 1
