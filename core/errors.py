@@ -23,3 +23,13 @@ class EmbeddingError(AssistantError):
 
 class InvalidRequest(AssistantError):
     """A call with arguments that cannot be honoured (unknown action, empty text, bad range)."""
+
+
+class EmbeddingMismatch(EmbeddingError):
+    """Stored vectors were written by another embedding model than the one configured now."""
+
+    def __init__(self, recorded: str, configured: str):
+        self.recorded, self.configured = recorded, configured
+        super().__init__(
+            f"Your documents were indexed with the embedding model '{recorded}', not '{configured}'; "
+            "switch the embedding model back, or re-index with `python -m rag reindex` before searching.")

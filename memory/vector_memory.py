@@ -136,7 +136,7 @@ class VectorBackedMemory:
             for i, it in enumerate(items):
                 by_collection.setdefault(self.collection(it), []).append(i)
             for name, idx in by_collection.items():
-                self.vectors.ensure_collection(name, vecs.shape[1])
+                self.vectors.ensure_collection(name, vecs.shape[1], getattr(self.embedder, "model_id", None))
                 self.vectors.upsert(name, [items[i].id for i in idx], vecs[idx],
                                     [{"memory_type": self.memory_type.value,
                                       "timestamp": items[i].timestamp.timestamp()} for i in idx])
@@ -171,7 +171,7 @@ class VectorBackedMemory:
         vec = self.embed_documents(embed_texts)
         self.docs.update(item, vec[0], keyword_texts[0])
         name = self.collection(item)
-        self.vectors.ensure_collection(name, vec.shape[1])
+        self.vectors.ensure_collection(name, vec.shape[1], getattr(self.embedder, "model_id", None))
         self.vectors.upsert(name, [item.id], vec, [{"memory_type": self.memory_type.value,
                                                     "timestamp": item.timestamp.timestamp()}])
         index = self.dense_index

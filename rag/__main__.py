@@ -5,6 +5,7 @@
     python -m rag ask "question" [--user U] [--mqe] [--hyde]
     python -m rag list [--user U]
     python -m rag remove DOC_ID [--user U]
+    python -m rag reindex [--user U]      (embed every stored passage again, after changing the embedding model)
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("list", parents=[common])
     p = sub.add_parser("remove", parents=[common])
     p.add_argument("doc_id")
+    sub.add_parser("reindex", parents=[common], help="embed every stored passage again with the configured models")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 
@@ -86,6 +88,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "list":
             for d in tool.list_documents():
                 print(f"{d.doc_id}  {d.name}  {d.pages} pages  {d.chunks} chunks")
+            return 0
+        if args.command == "reindex":
+            def show(stage: str, done: int, total: int) -> None:
+                print(f"\r{stage}: {done}/{total} passages", end="", file=sys.stderr, flush=True)
+            count = tool.reindex(progress=show)
+            print(f"\nre-embedded {count} passages with {', '.join(tool.dense.model_ids())}")
             return 0
         if args.command == "remove":
             removed = tool.remove_document(args.doc_id)

@@ -130,6 +130,8 @@ def main(argv: list[str] | None = None) -> dict:
                         help="with --answers: LLM_BACKEND for the answers (auto = the settings' default)")
     parser.add_argument("--answers-out", type=Path, metavar="FILE",
                         help="with --answers: write one JSON line per question (answer, citations, hits)")
+    parser.add_argument("--embedding-cache", type=Path, metavar="FILE",
+                        help="keep embedded chunks in this SQLite file between runs (default: none kept)")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
@@ -147,6 +149,10 @@ def main(argv: list[str] | None = None) -> dict:
             del overrides["top_k"]
             if args.llm != "auto":
                 overrides["llm_backend"] = args.llm
+        elif not (args.mqe or args.hyde):
+            overrides["llm_backend"] = "none"   # retrieval alone needs no model (and no 0.5 GB join)
+        if args.embedding_cache:
+            overrides["embedding_cache"] = args.embedding_cache.resolve()
         for key in ("embedding_model", "chunk_size", "chunk_overlap"):
             if getattr(args, key) is not None:
                 overrides[key] = getattr(args, key)

@@ -15,6 +15,12 @@ FinanceBench questions against the books of data/docs): a mixed-in question the 
 answer is counted as unanswerable all the same.
 
 The last line printed is a JSON summary: {"out", "docs", "answerable", "unanswerable"}.
+
+    python -m rag.eval_sets own SET OUT [--data ../shared/data]
+
+`own` makes an evaluation folder from one of the project's own question sets (evalsets/<name>/: our
+questions.jsonl and a docs.txt naming the documents relative to the shared data folder): OUT/docs
+links to those documents, OUT/questions.jsonl is a copy of ours.
 """
 from __future__ import annotations
 
@@ -94,6 +100,21 @@ def mix(out: Path, docs_from: Path, questions_from: list[Path], answerable_from:
     return {"out": str(out), "docs": len(docs), "answerable": answerable, "unanswerable": unanswerable}
 
 
+def own(out: Path, question_set: Path, data: Path) -> dict:
+    listed = [line.strip() for line in open(question_set / "docs.txt", encoding="utf-8") if line.strip()]
+    docs = [data / rel for rel in listed]
+    missing = [str(d) for d in docs if not d.is_file()]
+    if missing:
+        raise SystemExit(f"documents of {question_set.name} not found: {', '.join(missing)[:300]}")
+    questions = read_questions(question_set)
+    link_documents(docs, out / "docs")
+    with open(out / "questions.jsonl", "w", encoding="utf-8") as f:
+        for q in questions:
+            f.write(json.dumps(q, ensure_ascii=False) + "\n")
+    return {"out": str(out), "docs": len(docs), "answerable": sum(1 for q in questions if q.get("gold")),
+            "unanswerable": sum(1 for q in questions if not q.get("gold"))}
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m rag.eval_sets", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -105,8 +126,17 @@ def main(argv: list[str] | None = None) -> dict:
     m.add_argument("--answerable-from", type=Path, help="an evaluation folder whose questions are kept as they are")
     m.add_argument("--limit-per-source", type=int, help="at most N questions of each source")
     m.add_argument("--seed", type=int, default=0)
+    o = commands.add_parser("own", help="one of the project's own question sets (evalsets/NAME) as an evaluation folder")
+    o.add_argument("set", type=Path, help="e.g. evalsets/zh_paraphrase")
+    o.add_argument("out", type=Path)
+    o.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data",
+                   help="the shared data folder (default: ../shared/data beside the repository)")
     args = parser.parse_args(argv)
-    summary = mix(args.out, args.docs, args.questions_from, args.answerable_from, args.limit_per_source, args.seed)
+    if args.command == "own":
+        summary = own(args.out, args.set, args.data)
+    else:
+        summary = mix(args.out, args.docs, args.questions_from, args.answerable_from, args.limit_per_source,
+                      args.seed)
     print(json.dumps(summary, ensure_ascii=False))
     return summary
 

