@@ -34,7 +34,7 @@ def bench(pdf: Path) -> dict:
         result = tool.add_document(pdf)
         total = time.perf_counter() - started
         doc = tool.get_document(result.doc_id)
-        texts = [embedding_text(document_context(doc.name, doc.title), c.heading_path, c.text) for c in tool.store.chunks_of("bench", result.doc_id)]
+        texts = [embedding_text(document_context(doc.name, doc.title), c.heading_path, c.text, c.context_prefix) for c in tool.store.chunks_of("bench", result.doc_id)]
         t = time.perf_counter()
         tool.embedder.inner.embed(texts)                     # the raw model, no cache: embedding-only time
         embed_only = time.perf_counter() - t

@@ -62,7 +62,8 @@ def whole_chunk_sources(hits: list[SearchHit], budget_tokens: int, evidence: lis
         cost = hit.chunk.token_count + 12  # the source label
         if sources and used + cost > budget_tokens:
             continue
-        sources.append(Source(len(sources) + 1, hit, hit.chunk.text, best.get(hit.chunk.chunk_id, 0.0)))
+        text = f"{hit.chunk.context_prefix}\n{hit.chunk.text}" if hit.chunk.context_prefix else hit.chunk.text
+        sources.append(Source(len(sources) + 1, hit, text, best.get(hit.chunk.chunk_id, 0.0)))
         used += cost
     return sources
 
@@ -87,7 +88,7 @@ def focused_sources(evidence: list[Evidence], budget_tokens: int, *, max_sources
 
 def _window(ev: Evidence, *, max_tokens: int = 110) -> str:
     """The unit with the sentences around it, as long as the window stays under max_tokens."""
-    units = split_units(ev.hit.chunk.text)
+    units = split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix)
     at = next((i for i, u in enumerate(units) if u.start == ev.unit.start), None)
     if at is None:
         return ev.unit.text
@@ -208,7 +209,7 @@ def _with_example(ev: Evidence) -> str:
     """A sentence that introduces an example ("… like this:") is shown with the code that follows it."""
     shown = _shown(ev.unit)
     if ev.unit.kind == "sentence" and ev.unit.text.rstrip().endswith((":", "：")):
-        units = split_units(ev.hit.chunk.text)
+        units = split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix)
         after = [u for u in units if u.start >= ev.unit.end]
         if after and after[0].kind == "code":
             return f"{shown}\n\n```\n{after[0].text}\n```"

@@ -117,6 +117,11 @@ class DenseSpaces:
                               for h in self.vectors.search(space.collection, vector, limit)]
         return [sorted(hits, key=lambda h: -h.score)[:limit] for hits in merged]
 
+    def for_languages(self, languages: set[str]) -> Embedder | None:
+        """The embedder that knows all these languages: the default one first (None when neither does)."""
+        return next((space.embedder for space in self.spaces
+                     if all(space.embedder.supports(lang) for lang in languages)), None)
+
     def knows(self, language: str) -> bool:
         """Some embedder here knows this language (else dense search only breaks ties)."""
         return any(space.embedder.supports(language) for space in self.spaces)

@@ -54,27 +54,29 @@ class Unit:
     text: str           # what is shown (a table row carries its header rows)
 
 
-def split_units(text: str) -> list[Unit]:
+def split_units(text: str, context: str = "") -> list[Unit]:
     """The chunk as answer units, in order: code blocks whole, table rows with their header, the rest
-    as sentences (line breaks inside a paragraph are the PDF's, not the author's)."""
+    as sentences (line breaks inside a paragraph are the PDF's, not the author's). `context` is the
+    chunk's `context_prefix`: the header of the table it starts inside of."""
     units: list[Unit] = []
     pos = 0
+    header = "\n".join(line for line in context.split("\n") if _TABLE_ROW.match(line) or _TABLE_RULE.match(line))
     for fence in list(_FENCED.finditer(text)) + [None]:   # Markdown code fences are code, whole
         end = fence.start() if fence else len(text)
-        units.extend(_paragraph_units(text[pos:end], pos))
+        units.extend(_paragraph_units(text[pos:end], pos, header if pos == 0 else ""))
         if fence:
             units.append(Unit(fence.start(), fence.end(), "code", fence.group(1).strip("\n")))
             pos = fence.end()
     return units
 
 
-def _paragraph_units(text: str, base: int) -> list[Unit]:
+def _paragraph_units(text: str, base: int, header: str = "") -> list[Unit]:
     units: list[Unit] = []
     for para in re.finditer(r"(?:[^\n]|\n(?!\s*\n))+", text):
         body, offset = para.group(), base + para.start()
         lines = body.split("\n")
-        if sum(1 for line in lines if _TABLE_ROW.match(line)) >= 2:
-            units.extend(_table_units(body, offset))
+        if sum(1 for line in lines if _TABLE_ROW.match(line)) >= 2 or (header and offset == 0 and _TABLE_ROW.match(lines[0])):
+            units.extend(_table_units(body, offset, header if offset == 0 else ""))
             continue
         for is_code, start, end in _line_runs(body):
             if _HEADING.match(body[start:end]):
@@ -124,15 +126,17 @@ def _sentences(body: str, offset: int) -> list[Unit]:
     return units
 
 
-def _table_units(body: str, offset: int) -> list[Unit]:
-    """Each data row of a Markdown table, shown under its header so the row can be read alone."""
+def _table_units(body: str, offset: int, inherited: str = "") -> list[Unit]:
+    """Each data row of a Markdown table, shown under its header so the row can be read alone. A table
+    the chunk starts inside of has no header in the chunk: it is `inherited` from the chunk's context."""
     lines = body.split("\n")
     starts, pos = [], 0
     for line in lines:
         starts.append(pos)
         pos += len(line) + 1
-    header = [i for i, line in enumerate(lines[:3]) if _TABLE_ROW.match(line) or _TABLE_RULE.match(line)]
-    head_text = "\n".join(lines[i] for i in header[:2])
+    rule = next((i for i, line in enumerate(lines[:3]) if _TABLE_RULE.match(line)), None)
+    header = [i for i in range(rule + 1) if _TABLE_ROW.match(lines[i]) or _TABLE_RULE.match(lines[i])] if rule is not None else []
+    head_text = "\n".join(lines[i] for i in header) if header else inherited
     units = []
     for i, line in enumerate(lines):
         if i in header or not line.strip() or _TABLE_RULE.match(line):
@@ -232,15 +236,20 @@ class Evidence:
     semantic: float | None
 
 
-def _semantic(cosine: float) -> float:
-    """MiniLM-style cosines: ~0.15 is unrelated, ~0.65 a close paraphrase."""
-    return min(1.0, max(0.0, (cosine - 0.15) / 0.5))
+def embedder_for(embedders, *texts: str):
+    """The embedder that judges meaning across these texts' languages: `embedders` is one Embedder, or
+    anything with `for_languages(set)` (rag.dense.DenseSpaces: the default one, else the multilingual one)."""
+    if embedders is None:
+        return None
+    languages = {detect_language(t) for t in texts if t}
+    if hasattr(embedders, "for_languages"):
+        return embedders.for_languages(languages)
+    return embedders if all(embedders.supports(lang) for lang in languages) else None
 
 
 def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict[str, float], *,
                    max_hits: int = 8, max_embedded: int = 32) -> list[Evidence]:
     """Every unit of the best non-front-matter hits, scored, best first."""
-    language = detect_language(question)
     q_terms = set(terms_of(question))
     candidates: list[tuple[int, SearchHit, Unit]] = []
     for n, hit in enumerate(hits, start=1):
@@ -248,7 +257,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
             break
         if is_front_matter(hit):
             continue
-        for unit in split_units(hit.chunk.text):
+        for unit in split_units(hit.chunk.text, hit.chunk.context_prefix):
             toc_entry = unit.kind == "sentence" and len(unit.text) < 80 and _TOC_LINE.search(unit.text)
             if len(unit.text) >= 12 and not toc_entry:
                 candidates.append((n, hit, unit))
@@ -258,11 +267,13 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
     # Embedding every unit would cost seconds on a small CPU; the lexically best ones (and each hit's
     # first units, where paraphrases hide) are embedded, the rest keep their lexical score alone.
     semantic_scores: dict[int, float] = {}
-    if embedder is not None and embedder.supports(language):
-        order = sorted(range(len(candidates)), key=lambda i: (-lexical_scores[i], candidates[i][0]))
-        picked = sorted(set(order[:max_embedded]))
-        vectors = embedder.embed([question] + [candidates[i][2].text[:1000] for i in picked], kind="document")
-        semantic_scores = {i: _semantic(float(c)) for i, c in zip(picked, vectors[1:] @ vectors[0])}
+    order = sorted(range(len(candidates)), key=lambda i: (-lexical_scores[i], candidates[i][0]))
+    picked = sorted(set(order[:max_embedded]))
+    embedder = embedder_for(embedder, question, " ".join(candidates[i][2].text for i in picked[:8]))
+    if embedder is not None:
+        units = embedder.embed([candidates[i][2].text[:1000] for i in picked], kind="document")
+        cosines = units @ embedder.embed_query(question)
+        semantic_scores = {i: embedder.relatedness(float(c)) for i, c in zip(picked, cosines)}
     # Without the embedder's view, a unit is also judged by its passage: the answer sentence often leaves
     # out the subject the passage named before it ("于乐 … 中国足球运动员").
     passage_scores = {id(hit): coverage(q_terms, set(terms_of(" ".join([hit.doc_title, *hit.chunk.heading_path,
@@ -316,11 +327,13 @@ def sentence_support(sentence: str, passage: str, embedder, *, passage_units: li
     p_terms = set(terms_of(passage))
     lexical = len(s_terms & p_terms) / len(s_terms)
     score = lexical
-    if embedder is not None and embedder.supports(detect_language(sentence)):
+    embedder = embedder_for(embedder, sentence, passage[:400])
+    if embedder is not None:
         units = passage_units or [u.text for u in split_units(passage)] or [passage]
         vectors = embedder.embed([sentence] + [u[:1000] for u in units], kind="document")
         best = float(np.max(vectors[1:] @ vectors[0])) if len(units) else 0.0
-        score = 0.6 * lexical + 0.4 * _semantic(best + 0.05)
+        unrelated, close = embedder.calibration   # sentence vs passage: a little more lenient than a question
+        score = 0.6 * lexical + 0.4 * embedder.relatedness(best + 0.1 * (close - unrelated))
     numbers = set(_NUMBERS.findall(sentence))
     if numbers - set(_NUMBERS.findall(passage)):
         score = min(score, 0.3)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import threading
 from dataclasses import dataclass, field
 
@@ -11,7 +12,7 @@ from core.embeddings import Embedder
 from core.errors import LLMError
 from core.llm import LLMClient
 from core.settings import Settings
-from core.text import detect_language, search_tokens
+from core.text import CJK_CHAR, detect_language, search_tokens
 from rag import prompts
 from rag.chunk import document_context, embedding_text
 from rag.dense import DenseSpaces
@@ -107,8 +108,8 @@ def document_scores(question: str, profiles: dict[str, str]) -> dict[str, float]
     ACTIVISIONBLIZZARD_2019_10K.pdf and "FY2019" finds its 2019. A term every document shares
     (e.g. "10k") weighs little. Documents the question does not name score 0.
     """
-    query_terms = set(search_tokens(question))
-    doc_terms = {doc_id: set(search_tokens(text)) for doc_id, text in profiles.items()}
+    query_terms = {t for t in search_tokens(question) if not CJK_CHAR.match(t)}
+    doc_terms = {doc_id: _naming_terms(text) for doc_id, text in profiles.items()}
     df: dict[str, int] = {}
     for terms in doc_terms.values():
         for term in terms:
@@ -116,10 +117,21 @@ def document_scores(question: str, profiles: dict[str, str]) -> dict[str, float]
     n = len(profiles)
 
     def named(term: str) -> bool:
-        return term in query_terms or (len(term) >= 4 and any(
-            len(q) >= 4 and (q in term or term in q) for q in query_terms))
+        if term in query_terms:
+            return True
+        if CJK_CHAR.match(term):
+            return term in question
+        return len(term) >= 4 and any(len(q) >= 4 and (q in term or term in q) for q in query_terms)
 
     return {doc_id: sum(math.log(1 + n / df[t]) for t in terms if named(t)) for doc_id, terms in doc_terms.items()}
+
+
+def _naming_terms(profile: str) -> set[str]:
+    """What in a document's name and title can name it: its words, and each run of 2+ CJK characters as
+    a whole. Chinese words of a title (设计, 工作) are ordinary words far more often than names, so a
+    Chinese title names its document only when the question contains the whole run ("硕塞", not "塞")."""
+    cjk_runs = set(re.findall(f"{CJK_CHAR.pattern}{{2,}}", profile))
+    return {t for t in search_tokens(profile) if not CJK_CHAR.match(t)} | cjk_runs
 
 
 def focus_documents(scores: dict[str, float], *, max_docs: int = 3) -> list[str]:
@@ -225,4 +237,4 @@ class Retriever:
     @staticmethod
     def _context_text(chunk, docs) -> str:
         name, title = docs.get(chunk.doc_id, ("", ""))
-        return embedding_text(document_context(name, title), chunk.heading_path, chunk.text)
+        return embedding_text(document_context(name, title), chunk.heading_path, chunk.text, chunk.context_prefix)

@@ -25,7 +25,8 @@ CREATE TABLE IF NOT EXISTS documents (
 CREATE TABLE IF NOT EXISTS chunks (
     id INTEGER PRIMARY KEY, user_id TEXT NOT NULL, doc_id TEXT NOT NULL, chunk_id TEXT NOT NULL,
     ordinal INTEGER, text TEXT NOT NULL, heading_path TEXT, page_start INTEGER, page_end INTEGER,
-    char_start INTEGER, char_end INTEGER, tokens INTEGER, page_breaks TEXT, UNIQUE (user_id, chunk_id));
+    char_start INTEGER, char_end INTEGER, tokens INTEGER, page_breaks TEXT, context_prefix TEXT,
+    UNIQUE (user_id, chunk_id));
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (user_id, doc_id);
 CREATE TABLE IF NOT EXISTS fts_tables (user_id TEXT PRIMARY KEY, name TEXT NOT NULL);
 """
@@ -60,6 +61,8 @@ class DocumentStore:
         columns = {row[1] for row in self._conn.execute("PRAGMA table_info(chunks)")}
         if "page_breaks" not in columns:
             self._conn.execute("ALTER TABLE chunks ADD COLUMN page_breaks TEXT")
+        if "context_prefix" not in columns:
+            self._conn.execute("ALTER TABLE chunks ADD COLUMN context_prefix TEXT")
 
     # -- documents -----------------------------------------------------------------------------
     def get_document(self, user_id: str, doc_id: str) -> DocumentRecord | None:
@@ -94,10 +97,12 @@ class DocumentStore:
                 for chunk, index_text in zip(chunks, index_texts):
                     cur = self._conn.execute(
                         "INSERT INTO chunks (user_id, doc_id, chunk_id, ordinal, text, heading_path, page_start, "
-                        "page_end, char_start, char_end, tokens, page_breaks) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                        "page_end, char_start, char_end, tokens, page_breaks, context_prefix) "
+                        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         (user_id, chunk.doc_id, chunk.chunk_id, chunk.ordinal, chunk.text,
                          json.dumps(chunk.heading_path, ensure_ascii=False), chunk.page_start, chunk.page_end,
-                         chunk.char_start, chunk.char_end, chunk.token_count, json.dumps(chunk.page_breaks)))
+                         chunk.char_start, chunk.char_end, chunk.token_count, json.dumps(chunk.page_breaks),
+                         chunk.context_prefix))
                     self._conn.execute(f"INSERT INTO {fts} (rowid, tokens) VALUES (?, ?)",
                                        (cur.lastrowid, " ".join(search_tokens(index_text))))
                 self._conn.execute("COMMIT")
@@ -130,7 +135,7 @@ class DocumentStore:
             part = chunk_ids[i:i + 500]
             rows = self._conn.execute(
                 "SELECT chunk_id, doc_id, ordinal, text, heading_path, page_start, page_end, char_start, char_end, "
-                f"tokens, page_breaks FROM chunks WHERE user_id=? AND chunk_id IN ({','.join('?' * len(part))})",
+                f"tokens, page_breaks, context_prefix FROM chunks WHERE user_id=? AND chunk_id IN ({','.join('?' * len(part))})",
                 [user_id, *part]).fetchall()
             out.update((r[0], self._chunk(r)) for r in rows)
         return out
@@ -138,14 +143,14 @@ class DocumentStore:
     def chunks_of(self, user_id: str, doc_id: str) -> list[Chunk]:
         rows = self._conn.execute(
             "SELECT chunk_id, doc_id, ordinal, text, heading_path, page_start, page_end, char_start, char_end, "
-            "tokens, page_breaks FROM chunks WHERE user_id=? AND doc_id=? ORDER BY ordinal", (user_id, doc_id)).fetchall()
+            "tokens, page_breaks, context_prefix FROM chunks WHERE user_id=? AND doc_id=? ORDER BY ordinal", (user_id, doc_id)).fetchall()
         return [self._chunk(r) for r in rows]
 
     @staticmethod
     def _chunk(r) -> Chunk:
         return Chunk(chunk_id=r[0], doc_id=r[1], ordinal=r[2], text=r[3], heading_path=json.loads(r[4] or "[]"),
                      page_start=r[5], page_end=r[6], char_start=r[7], char_end=r[8], token_count=r[9],
-                     page_breaks=[tuple(b) for b in json.loads(r[10] or "[]")])
+                     page_breaks=[tuple(b) for b in json.loads(r[10] or "[]")], context_prefix=r[11] or "")
 
     def count_chunks(self, user_id: str) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM chunks WHERE user_id=?", (user_id,)).fetchone()[0]

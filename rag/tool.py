@@ -121,7 +121,7 @@ class RAGTool:
             raise DocumentError(f"'{name}' contains no text to index; if it is a scan, use a PDF with a text layer.")
         title = converted.title or Path(name).stem
         context = document_context(name, title)
-        index_texts = [embedding_text(context, c.heading_path, c.text) for c in chunks]
+        index_texts = [embedding_text(context, c.heading_path, c.text, c.context_prefix) for c in chunks]
         t = time.perf_counter()
         stored_file = None
         if source_file is not None:
@@ -188,7 +188,7 @@ class RAGTool:
             context = document_context(doc.name, doc.title)
             for chunk in self.store.chunks_of(self.user_id, doc.doc_id):
                 ids.append(chunk.chunk_id)
-                texts.append(embedding_text(context, chunk.heading_path, chunk.text))
+                texts.append(embedding_text(context, chunk.heading_path, chunk.text, chunk.context_prefix))
                 payloads.append({"doc_id": doc.doc_id, "page_start": chunk.page_start, "page_end": chunk.page_end})
         self.dense.drop()
         self.dense.index(ids, texts, payloads, progress)
@@ -213,7 +213,7 @@ class RAGTool:
     def evidence(self, question: str, hits: list[SearchHit]) -> list[Evidence]:
         """The units of the hits scored as answers to the question (rag.evidence), best first."""
         n_chunks, df = self.store.term_document_counts(self.user_id, search_tokens(question))
-        return score_evidence(question, hits, self.embedder, question_weights(question, df, n_chunks))
+        return score_evidence(question, hits, self.dense, question_weights(question, df, n_chunks))
 
     def ask_stream(self, question: str, *, history: list[dict] | None = None, memory_context: str | None = None,
                    **options) -> Iterator[str | SourcesEvent | Answer]:
@@ -279,8 +279,8 @@ class RAGTool:
             refused = refusal(question, evidence, hits)
             refused.llm = answer.llm
             return refused
-        attribute_uncited(answer, sources, self.embedder)
-        answer.checks = mark_unsupported(answer, self.embedder)
+        attribute_uncited(answer, sources, self.dense)
+        answer.checks = mark_unsupported(answer, self.dense)
         if not answer.citations:   # nothing the model wrote is backed by a source: the sources still show
             answer.citations = [citation_for(s.n, s.hit, quote=s.text, support=s.support) for s in sources]
         if "⚠" in answer.text:

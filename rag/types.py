@@ -35,6 +35,10 @@ class ConvertedDocument:
     page_count: int = 0
     source_format: str = ""  # "pdf", "md", "docx", ...
     warnings: list[str] = field(default_factory=list)  # e.g. "pages 3-5 have no text layer"
+    ocr_pages: list[int] = field(default_factory=list)  # 1-based pages whose text was read by OCR (scans)
+    # The OCR'd lines of those pages, {page: [{"text", "box": [left, bottom, right, top] in PDF points
+    # (origin bottom left, as PDFium text rects), "conf"}]}: saved beside the stored PDF for highlighting.
+    ocr_lines: dict[int, list[dict]] = field(default_factory=dict)
 
 
 @dataclass
@@ -51,6 +55,10 @@ class Chunk:
     token_count: int
     # Where pages begin inside `text`: (offset in text, page), first entry at 0. Empty if page-less.
     page_breaks: list[tuple[int, int]] = field(default_factory=list)
+    # What a reader needs before `text` that lies elsewhere in the Markdown: when the chunk starts
+    # inside a Markdown table, that table's caption and header rows. Not part of `text` (which stays
+    # a contiguous slice of the Markdown); indexed with it and shown above it. "" if none.
+    context_prefix: str = ""
 
     def pages_of_span(self, start: int, end: int) -> tuple[int | None, int | None]:
         """First and last page of text[start:end] (the chunk's own range when no page map is known)."""
