@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.pdf_bytes import escape, serialize_pdf
+
 from core.errors import DocumentError
 from rag.convert import convert_file, parse_markdown_headings
 from rag.types import ConvertedDocument
@@ -30,8 +32,7 @@ _IMAGE = (b"<< /Type /XObject /Subtype /Image /Width 1 /Height 1 /ColorSpace /De
 
 # --- a minimal PDF writer --------------------------------------------------------------------------
 
-def _esc(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+_esc = escape
 
 
 def make_pdf(pages, outline=None, title=None, encrypt=False) -> bytes:
@@ -103,17 +104,7 @@ def make_pdf(pages, outline=None, title=None, encrypt=False) -> bytes:
         trailer += f" /Encrypt {next_id} 0 R /ID [<{'ab' * 16}> <{'ab' * 16}>]"
         next_id += 1
 
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = {}
-    for i in range(1, next_id):
-        offsets[i] = len(out)
-        out += b"%d 0 obj\n" % i + objs[i] + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % next_id
-    for i in range(1, next_id):
-        out += b"%010d 00000 n \n" % offsets[i]
-    out += f"trailer\n<< /Size {next_id} /Root 1 0 R{trailer} >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    return serialize_pdf(objs, trailer, header=b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
 
 
 def body(lines: list[str], top: int = 700, size: int = 11, x: int = 72, font: str = "F1"):

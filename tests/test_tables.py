@@ -9,6 +9,8 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pytest
 
+from tests.pdf_bytes import escape, serialize_pdf
+
 from rag.chunk import chunk_document, embedding_text, markdown_tables
 from rag.pdf_converter import PDFIUM_LOCK, _clean, _page_lines, _page_markdown
 from rag.tables import apply_tables, find_tables, may_hold_table
@@ -25,8 +27,7 @@ def _width(text: str, size: float) -> float:
     return sum(_WIDTHS.get(ch, 556) for ch in text) * size / 1000
 
 
-def _esc(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+_esc = escape
 
 
 def make_pdf(pages: list[list[tuple[str, float, float, float, str]]]) -> bytes:
@@ -45,17 +46,7 @@ def make_pdf(pages: list[list[tuple[str, float, float, float, str]]]) -> bytes:
                          "/Resources << /Font << /F1 3 0 R /F2 4 0 R >> >> >>").encode()
     objs[2] = f"<< /Type /Pages /Kids [{' '.join(f'{p} 0 R' for p in page_ids)}] /Count {len(pages)} >>".encode()
     objs[1] = b"<< /Type /Catalog /Pages 2 0 R >>"
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = {}
-    for i in range(1, next_id):
-        offsets[i] = len(out)
-        out += b"%d 0 obj\n" % i + objs[i] + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % next_id
-    for i in range(1, next_id):
-        out += b"%010d 00000 n \n" % offsets[i]
-    out += f"trailer\n<< /Size {next_id} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    return serialize_pdf(objs, "", header=b"%PDF-1.4\n")
 
 
 # --- a filing-like page: title, prose, a statement without ruling lines, prose ----------------------
