@@ -4,6 +4,10 @@ The passage is the chunk text (or quoted sentences) the converter produced, so i
 page's text layer character for character: line breaks, hyphenation and footnote marks differ. We
 therefore match WORDS: every run of at least `MIN_RUN` consecutive page words that also occur as a
 run in the passage is highlighted. The boxes come from PDFium's own text rectangles.
+
+A scanned page has no text layer; its text was read by OCR at upload and its lines kept beside the
+stored PDF (rag/ocr.py). There the same word runs are matched against the OCR'd lines, and the lines
+they touch are highlighted.
 """
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from pathlib import Path
 
 from core.errors import DocumentError
 from core.text import CJK_CHAR
+from rag.ocr import load_ocr_lines
 from rag.pdf_converter import PDFIUM_LOCK
 
 MIN_RUN = 4            # words (or CJK characters) a highlighted run needs, so stray words stay unmarked
@@ -73,6 +78,33 @@ def matching_runs(page_text: str, passage: str, min_run: int = MIN_RUN) -> list[
     return runs
 
 
+def _ocr_text(lines: list[dict]) -> tuple[str, list[tuple[int, int]]]:
+    """The OCR'd lines of a page as one text (a line each), and where each line sits in it."""
+    parts, spans, offset = [], [], 0
+    for line in lines:
+        parts.append(line["text"])
+        spans.append((offset, offset + len(line["text"])))
+        offset += len(line["text"]) + 1
+    return "\n".join(parts), spans
+
+
+def _ocr_matches(lines: list[dict], passage: str) -> tuple[list[tuple[float, float, float, float]], int]:
+    """Boxes (PDF points) of the OCR'd lines the passage's word runs touch, and the words matched."""
+    text, spans = _ocr_text(lines)
+    boxes, matched, used = [], 0, set()
+    for start, end in matching_runs(text, passage):
+        matched += len(_tokens(text[start:end]))
+        for k, (line_start, line_end) in enumerate(spans):
+            if line_start < end and start < line_end and k not in used:
+                used.add(k)
+                boxes.append(tuple(lines[k]["box"]))
+    return boxes, matched
+
+
+def _has_text_layer(text: str) -> bool:
+    return bool(_WORD.search(text))
+
+
 def render_page(pdf_path: str | Path, page: int, passage: str | None = None, *, scale: float = 1.5) -> RenderedPage:
     """Page `page` (1-based) of the PDF as a PIL image, the passage's words highlighted."""
     import pypdfium2 as pdfium
@@ -81,6 +113,7 @@ def render_page(pdf_path: str | Path, page: int, passage: str | None = None, *, 
     path = Path(pdf_path)
     if not path.is_file():
         raise DocumentError("The original file of this document is no longer stored; upload it again to see its pages.")
+    ocr_lines = load_ocr_lines(path).get(page, []) if passage else []
     with _pdfium_lock:
         try:
             pdf = pdfium.PdfDocument(str(path))
@@ -91,23 +124,28 @@ def render_page(pdf_path: str | Path, page: int, passage: str | None = None, *, 
             if not 1 <= page <= count:
                 raise DocumentError(f"This document has {count} pages; page {page} does not exist.")
             pdf_page = pdf[page - 1]
-            _, height = pdf_page.get_size()
             image = pdf_page.render(scale=scale).to_pil().convert("RGBA")
-            boxes: list[tuple[float, float, float, float]] = []
+            # Boxes are PDF points, origin bottom left (PDFium text rects and OCR lines alike), of the
+            # page as rendered: flip y against the rendered height.
+            height = image.height / scale
+            points: list[tuple[float, float, float, float]] = []
             matched = 0
             if passage:
                 textpage = pdf_page.get_textpage()
                 n_chars = textpage.count_chars()
                 text = textpage.get_text_range(0, n_chars) if n_chars > 0 else ""
+                if not _has_text_layer(text) and ocr_lines:
+                    points, matched = _ocr_matches(ocr_lines, passage)
                 for start, end in matching_runs(text, passage):
                     matched += len(_tokens(text[start:end]))
                     for i in range(textpage.count_rects(start, end - start)):
-                        left, bottom, right, top = textpage.get_rect(i)
-                        boxes.append((left * scale, (height - top) * scale, right * scale, (height - bottom) * scale))
+                        points.append(textpage.get_rect(i))
                 textpage.close()
             pdf_page.close()
         finally:
             pdf.close()
+    boxes = [(left * scale, (height - top) * scale, right * scale, (height - bottom) * scale)
+             for left, bottom, right, top in points]
     if boxes:
         overlay = Image.new("RGBA", image.size, (0, 0, 0, 0))
         draw = ImageDraw.Draw(overlay)
@@ -125,6 +163,7 @@ def best_page(pdf_path: str | Path, page_start: int, page_end: int, passage: str
     if page_end <= page_start:
         return page_start
     import pypdfium2 as pdfium
+    ocr_lines = load_ocr_lines(pdf_path)
     best, best_words = page_start, -1
     with _pdfium_lock:
         pdf = pdfium.PdfDocument(str(pdf_path))
@@ -132,6 +171,9 @@ def best_page(pdf_path: str | Path, page_start: int, page_end: int, passage: str
             for p in range(page_start, min(page_end, len(pdf)) + 1):
                 tp = pdf[p - 1].get_textpage()
                 text = tp.get_text_range(0, tp.count_chars()) if tp.count_chars() > 0 else ""
+                tp.close()
+                if not _has_text_layer(text) and ocr_lines.get(p):
+                    text = _ocr_text(ocr_lines[p])[0]   # a scan: its OCR'd text
                 words = sum(len(_tokens(text[s:e])) for s, e in matching_runs(text, passage))
                 if words > best_words:
                     best, best_words = p, words

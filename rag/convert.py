@@ -2,9 +2,10 @@
 
 MarkItDown is the front door for every format. For PDFs it runs our `PdfiumConverter`
 (rag/pdf_converter.py) instead of its own pdfminer path: ~0.5 s instead of ~15 s for a 264-page
-book, with a page map and recovered headings. Every failure a person can cause (missing, empty,
-corrupt, encrypted, scanned, mislabelled or unsupported file) becomes a `DocumentError` whose
-message is one sentence saying what to do; the detail goes to the log.
+book, with a page map and recovered headings, and scanned pages read by OCR. Every failure a
+person can cause (missing, empty, corrupt, encrypted, unreadably scanned, mislabelled or unsupported
+file) becomes a `DocumentError` whose message is one sentence saying what to do; the detail goes to
+the log.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from markitdown import FileConversionException, UnsupportedFormatException
 from markitdown.converters import PdfConverter as _MarkItDownPdfConverter
 
 from core.errors import DocumentError
-from rag.pdf_converter import PdfConversionResult, PdfiumConverter, meaningful_title
+from rag.pdf_converter import PdfConversionResult, PdfiumConverter, Progress, meaningful_title
 from rag.types import ConvertedDocument, Heading
 
 log = logging.getLogger(__name__)
@@ -68,10 +69,12 @@ def _markitdown() -> MarkItDown:
     return _markitdown_instance
 
 
-def convert_file(path: str | Path) -> ConvertedDocument:
+def convert_file(path: str | Path, progress: Progress | None = None) -> ConvertedDocument:
     """Convert one file to Markdown with its page map, headings and title.
 
-    Raises DocumentError with one actionable sentence when the file cannot be read.
+    `progress(stage, done, total)`, if given, hears how far a PDF has been read: ("pages", i, n)
+    per page, ("ocr", k, m) per scanned page read by OCR (seconds each). Raises DocumentError with
+    one actionable sentence when the file cannot be read.
     """
     path = Path(path)
     name = path.name
@@ -93,7 +96,9 @@ def convert_file(path: str | Path) -> ConvertedDocument:
     fmt = _detect_format(path, head)
     extension = next(ext for ext, f in SUPPORTED_FORMATS.items() if f == fmt)
     try:
-        result = _markitdown().convert_local(str(path), stream_info=StreamInfo(extension=extension))
+        # MarkItDown passes extra keyword arguments on to the converter (our PdfiumConverter reads `progress`).
+        result = _markitdown().convert_local(str(path), stream_info=StreamInfo(extension=extension),
+                                             progress=progress)
     except DocumentError:
         raise
     except FileConversionException as exc:
@@ -111,6 +116,12 @@ def convert_file(path: str | Path) -> ConvertedDocument:
         raise DocumentError(f"'{name}' could not be converted (it may be damaged); open and re-save it, "
                             "then upload it again.") from None
 
+    if fmt == "pdf" and not isinstance(result, PdfConversionResult):
+        # Our PDF reader refused the file and MarkItDown moved on to a converter that reads anything
+        # (a damaged PDF that happens to be plain ASCII comes back as its own bytes): refuse it.
+        log.warning("%s: the PDF reader refused it; %s accepted it instead", name, type(result).__name__)
+        raise DocumentError(f"'{name}' is damaged and cannot be opened as a PDF; re-download or re-export it "
+                            "and upload it again.")
     if isinstance(result, PdfConversionResult):
         pdf_text = result.pdf_text
         markdown = pdf_text.markdown
@@ -118,7 +129,8 @@ def convert_file(path: str | Path) -> ConvertedDocument:
             log.warning("MarkItDown changed the PDF Markdown of %s; keeping the page-mapped text", name)
         doc = ConvertedDocument(markdown=markdown, title="", pages=list(pdf_text.pages),
                                 page_count=pdf_text.page_count, source_format="pdf",
-                                warnings=list(pdf_text.warnings))
+                                warnings=list(pdf_text.warnings), ocr_pages=pdf_text.ocr_pages,
+                                ocr_lines=dict(pdf_text.ocr_lines))
     else:
         markdown = (result.markdown or "").strip("\n")
         doc = ConvertedDocument(markdown=markdown, title="", source_format=fmt)

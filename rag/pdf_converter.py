@@ -10,10 +10,12 @@ about pages or headings. This reader takes well under a second for the same book
   font sizes (short lines set clearly larger than the body text; bold body-size lines are the
   lowest level);
 - where each page's text starts and ends in the Markdown (`PageSpan`s, contiguous);
-- warnings for pages without a text layer.
+- the text of scanned pages (no text layer, an image) read by OCR (rag/ocr.py), with their lines'
+  boxes, and warnings for pages that stay unreadable.
 
 Everything is sampled per text line (a handful of PDFium calls per line), never per character.
-PDFium is not thread-safe, so every use goes through `PDFIUM_LOCK`.
+PDFium is not thread-safe, so every use goes through `PDFIUM_LOCK`; OCR runs outside it (a page
+takes seconds), so other people's documents and page views are not held up meanwhile.
 """
 from __future__ import annotations
 
@@ -25,14 +27,16 @@ import statistics
 import threading
 import unicodedata
 from collections import Counter, defaultdict
-from dataclasses import dataclass
-from typing import Any, BinaryIO
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Callable
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from markitdown import DocumentConverter, DocumentConverterResult, StreamInfo
 
 from core.errors import DocumentError
+from rag import ocr
+from rag.tables import Table, apply_tables, find_tables
 from rag.types import PageSpan
 
 log = logging.getLogger(__name__)
@@ -40,6 +44,9 @@ log = logging.getLogger(__name__)
 # PDFium keeps global state and must not be entered from two threads at once (see pypdfium2 docs).
 # Anything else in the app that opens PDFs with pypdfium2 (e.g. a page viewer) should take this lock.
 PDFIUM_LOCK = threading.RLock()
+
+# progress(stage, done, total): ("pages", i, n) while reading the text, ("ocr", k, m) per scanned page read.
+Progress = Callable[[str, int, int], None]
 
 PDF_EXTENSIONS = (".pdf",)
 PDF_MIME_PREFIXES = ("application/pdf", "application/x-pdf")
@@ -115,6 +122,15 @@ class PdfText:
     title: str | None
     warnings: list[str]
     heading_source: str          # "outline", "font-size" or "none": for logs and reports
+    # How each page was read, in page order: "text" (its text layer), "ocr" (a scan read by OCR),
+    # "unreadable" (a scan OCR found no text on, or OCR is unavailable) or "empty" (nothing on it).
+    page_sources: list[str] = field(default_factory=list)
+    ocr_lines: dict[int, list[dict]] = field(default_factory=dict)   # {page: [{"text", "box", "conf"}]}
+
+    @property
+    def ocr_pages(self) -> list[int]:
+        """1-based numbers of the pages whose text came from OCR."""
+        return [i + 1 for i, source in enumerate(self.page_sources) if source == "ocr"]
 
 
 class PdfConversionResult(DocumentConverterResult):
@@ -136,14 +152,19 @@ class PdfiumConverter(DocumentConverter):
         return extension in PDF_EXTENSIONS or mimetype.startswith(PDF_MIME_PREFIXES)
 
     def convert(self, file_stream: BinaryIO, stream_info: StreamInfo, **kwargs: Any) -> PdfConversionResult:
+        # MarkItDown hands extra keyword arguments of convert_local() on to the converter.
         name = stream_info.filename or "This PDF"
-        return PdfConversionResult(read_pdf(file_stream.read(), name=name))
+        return PdfConversionResult(read_pdf(file_stream.read(), name=name, progress=kwargs.get("progress")))
 
 
 # --- the reader ----------------------------------------------------------------------------------
 
-def read_pdf(data: bytes, name: str = "This PDF") -> PdfText:
-    """Read a PDF given as bytes. Raises DocumentError (one actionable sentence) when it cannot."""
+def read_pdf(data: bytes, name: str = "This PDF", progress: Progress | None = None) -> PdfText:
+    """Read a PDF given as bytes. Raises DocumentError (one actionable sentence) when it cannot.
+
+    `progress(stage, done, total)` is told how far reading has come: ("pages", i, n) per page of
+    text, then ("ocr", k, m) per scanned page read by OCR (seconds each).
+    """
     label = f"'{name}'" if name != "This PDF" else name
     if not data:
         raise DocumentError(f"{label} is empty (0 bytes); upload a file that contains the document.")
@@ -161,53 +182,68 @@ def read_pdf(data: bytes, name: str = "This PDF") -> PdfText:
                                     "copy and upload that instead.") from None
             raise DocumentError(f"{label} is damaged and cannot be opened as a PDF; re-download or re-export it "
                                 "and upload it again.") from None
-        try:
-            return _read_document(pdf, name, label)
-        except DocumentError:
-            raise
-        except Exception:
-            log.exception("Failed while reading %s", name)
-            raise DocumentError(f"{label} could not be read (the PDF may be damaged); re-export it and upload "
-                                "it again.") from None
-        finally:
+    try:
+        return _read_document(pdf, name, label, progress)
+    except DocumentError:
+        raise
+    except Exception:
+        log.exception("Failed while reading %s", name)
+        raise DocumentError(f"{label} could not be read (the PDF may be damaged); re-export it and upload "
+                            "it again.") from None
+    finally:
+        with PDFIUM_LOCK:
             pdf.close()
 
 
-def _read_document(pdf: pdfium.PdfDocument, name: str, label: str) -> PdfText:
-    page_count = len(pdf)
+def _report(progress: Progress | None, stage: str, done: int, total: int) -> None:
+    """Tell the caller how far reading has come; a failing progress display must not cost the document."""
+    if progress is None:
+        return
+    try:
+        progress(stage, done, total)
+    except Exception:  # noqa: BLE001 - the caller's code
+        log.warning("The progress callback failed at %s %d/%d", stage, done, total, exc_info=True)
+
+
+def _read_document(pdf: pdfium.PdfDocument, name: str, label: str, progress: Progress | None) -> PdfText:
     pages: list[list[_Line]] = []
     raw_texts: list[str] = []
     scanned: list[int] = []   # pages without text but with an image: scans
-    outline = _outline(pdf, page_count)
-    has_outline = len(outline) >= 2
-    for index in range(page_count):
-        page = pdf[index]
-        try:
-            textpage = page.get_textpage()
+    tables: list[list[Table]] = []   # per page: its tables, as Markdown (rag.tables)
+    with PDFIUM_LOCK:
+        page_count = len(pdf)
+        outline = _outline(pdf, page_count)
+        has_outline = len(outline) >= 2
+        for index in range(page_count):
+            page = pdf[index]
             try:
-                text, lines = _page_lines(textpage, with_bold=not has_outline)
+                textpage = page.get_textpage()
+                try:
+                    text, lines = _page_lines(textpage, with_bold=not has_outline)
+                    tables.append(find_tables(textpage, text) if lines else [])
+                finally:
+                    textpage.close()
+                if not lines and _has_image(page):
+                    scanned.append(index)
             finally:
-                textpage.close()
-            if not lines and _has_image(page):
-                scanned.append(index)
-        finally:
-            page.close()
-        raw_texts.append(text)
-        pages.append(lines)
+                page.close()
+            raw_texts.append(text)
+            pages.append(lines)
+            _report(progress, "pages", index + 1, page_count)
+
+    read, ocr_available = _ocr_scanned_pages(pdf, scanned, name, progress)
+    ocr_lines: dict[int, list[dict]] = {}
+    for index, found in read.items():
+        if found:
+            pages[index] = [_ocr_line(line) for line in found]
+            raw_texts[index] = "\n".join(line.text for line in found)
+            ocr_lines[index + 1] = [line.as_dict() for line in found]
+    sources = ["text" if lines and i not in read else "ocr" if lines else
+               "unreadable" if i in scanned else "empty" for i, lines in enumerate(pages)]
 
     if not any(pages):
-        plural = "s" if page_count != 1 else ""
-        if scanned:
-            raise DocumentError(f"{label} has no text layer on any of its {page_count} page{plural} (it looks "
-                                "scanned); this app cannot OCR yet — use a PDF with a text layer.")
-        raise DocumentError(f"{label} contains no selectable text on any of its {page_count} page{plural}; "
-                            "use a PDF with a text layer.")
-    warnings = []
-    if scanned:
-        ranges = _page_ranges([i + 1 for i in scanned])
-        one = len(scanned) == 1
-        warnings.append(f"{'page' if one else 'pages'} {ranges} {'has' if one else 'have'} no text layer "
-                        "(scanned?); OCR is not available, so they cannot be searched")
+        raise DocumentError(_no_text_message(label, page_count, bool(scanned), ocr_available))
+    warnings = _page_warnings(sources, ocr_available)
 
     body_size = _body_size(pages)
     _drop_running_lines(pages)
@@ -219,15 +255,102 @@ def _read_document(pdf: pdfium.PdfDocument, name: str, label: str) -> PdfText:
         found = _mark_size_headings(pages, body_size)
         source = "font-size" if found else "none"
     _restore_code_indentation(pages)
+    # Tables last, so headings, paragraphs and running headers were judged on the lines they replace.
+    pages = [apply_tables(lines, page_tables) for lines, page_tables in zip(pages, tables)]
 
     vocabulary = _vocabulary(raw_texts)
     page_markdown = [_clean(_page_markdown(lines), vocabulary) for lines in pages]
     markdown, spans = _join_pages(page_markdown)
 
-    title = _metadata_title(pdf) or _cover_title(pages, body_size)
-    log.info("Read %s: %d pages, %d chars, headings from %s", name, page_count, len(markdown), source)
+    with PDFIUM_LOCK:
+        title = _metadata_title(pdf) or _cover_title(pages, body_size)
+    log.info("Read %s: %d pages (%d by OCR), %d chars, headings from %s", name, page_count, len(ocr_lines),
+             len(markdown), source)
     return PdfText(markdown=markdown, pages=spans, page_count=page_count, title=title,
-                   warnings=warnings, heading_source=source)
+                   warnings=warnings, heading_source=source, page_sources=sources, ocr_lines=ocr_lines)
+
+
+# --- scanned pages: OCR ---------------------------------------------------------------------------------
+
+def _ocr_scanned_pages(pdf: pdfium.PdfDocument, indices: list[int], name: str,
+                       progress: Progress | None) -> tuple[dict[int, list[ocr.OcrLine]], bool]:
+    """OCR lines of the scanned pages ({page index: lines}) and whether OCR could run at all.
+
+    Each page is rendered under PDFIUM_LOCK, then read with the lock released: recognition takes
+    seconds a page, and other people's conversions and page views need PDFium meanwhile.
+    """
+    if not indices:
+        return {}, True
+    try:
+        ocr.ocr_engine()   # load the model (once per process) before the first page
+    except ocr.OcrUnavailable as exc:
+        log.warning("OCR is unavailable, %d scanned pages of %s stay unread: %s", len(indices), name, exc)
+        return {}, False
+    read: dict[int, list[ocr.OcrLine]] = {}
+    _report(progress, "ocr", 0, len(indices))
+    for done, index in enumerate(indices, start=1):
+        with PDFIUM_LOCK:
+            image, scale = _render_for_ocr(pdf, index)
+        try:
+            read[index] = ocr.ocr_page(image, scale)
+        except Exception:  # noqa: BLE001 - one page the model chokes on must not cost the document
+            log.exception("OCR failed on page %d of %s", index + 1, name)
+            read[index] = []
+        del image
+        _report(progress, "ocr", done, len(indices))
+    return read, True
+
+
+def _render_for_ocr(pdf: pdfium.PdfDocument, index: int) -> tuple[Any, float]:
+    """Page `index` as a BGR pixel array at the OCR resolution, and its pixels per point (caller holds the lock)."""
+    page = pdf[index]
+    try:
+        scale = ocr.render_scale(*page.get_size())
+        bitmap = page.render(scale=scale)
+        try:
+            image = bitmap.to_numpy().copy()   # the bitmap's buffer dies with it
+        finally:
+            bitmap.close()
+    finally:
+        page.close()
+    return image, scale
+
+
+def _ocr_line(line: ocr.OcrLine) -> _Line:
+    """An OCR'd line for the assembly below. Its size stays 0: box heights are not font sizes, and
+    must not turn scanned text into headings or skew the body size of the text-layer pages."""
+    left, _, right, top = line.box
+    return _Line(text=line.text, top=top, end_top=top, left=left, right=right, para_break=line.para_break)
+
+
+def _no_text_message(label: str, page_count: int, scanned: bool, ocr_available: bool) -> str:
+    plural = "s" if page_count != 1 else ""
+    if scanned and ocr_available:
+        return (f"{label} has no text layer on any of its {page_count} page{plural} (it looks scanned) and OCR "
+                "found no readable text in it; upload a clearer scan or a PDF with a text layer.")
+    if scanned:
+        return (f"{label} has no text layer on any of its {page_count} page{plural} (it looks scanned) and OCR "
+                "is not available on this server; use a PDF with a text layer.")
+    return (f"{label} contains no selectable text on any of its {page_count} page{plural}; "
+            "use a PDF with a text layer.")
+
+
+def _page_warnings(sources: list[str], ocr_available: bool) -> list[str]:
+    """What a person should know about pages that were scans: read by OCR, or not readable at all."""
+    warnings = []
+    read = [i + 1 for i, source in enumerate(sources) if source == "ocr"]
+    unreadable = [i + 1 for i, source in enumerate(sources) if source == "unreadable"]
+    if read:
+        one = len(read) == 1
+        warnings.append(f"{'page' if one else 'pages'} {_page_ranges(read)} {'was' if one else 'were'} scanned "
+                        f"and read by OCR, so {'its' if one else 'their'} text may contain recognition mistakes")
+    if unreadable:
+        one = len(unreadable) == 1
+        reason = ("OCR found no readable text on " + ("it" if one else "them") if ocr_available
+                  else "OCR is not available")
+        warnings.append(f"{'page' if one else 'pages'} {_page_ranges(unreadable)} {'has' if one else 'have'} no "
+                        f"text layer (scanned?) and {reason}, so {'it' if one else 'they'} cannot be searched")
+    return warnings
 
 
 def _page_lines(textpage: pdfium.PdfTextPage, with_bold: bool = True) -> tuple[str, list[_Line]]:

@@ -26,6 +26,7 @@ from rag.answer import (attribute_uncited, citation_for, extractive_answer, focu
 from rag.evidence import Evidence, evidence_strength, question_weights, score_evidence
 from rag.chunk import chunk_document, document_context, embedding_text
 from rag.dense import DenseSpaces, Progress
+from rag.ocr import remove_ocr_lines, save_ocr_lines
 from rag.retrieve import RAG_COLLECTION, RetrievalOptions, RetrievalResult, Retriever
 from rag.store import DocumentRecord, DocumentStore
 from rag.types import Answer, ConvertedDocument, IngestResult, SearchHit, SourcesEvent
@@ -86,7 +87,7 @@ class RAGTool:
         stages: dict[str, float] = {}
         t = time.perf_counter()
         try:
-            converted = convert_file(path)
+            converted = convert_file(path, progress=progress)
         except AssistantError:
             raise
         except Exception as exc:  # noqa: BLE001 - a converter bug must not crash the app
@@ -127,6 +128,7 @@ class RAGTool:
         if source_file is not None:
             stored_file = self.settings.path("files", self.collection, f"{doc_id}{source_file.suffix.lower()}")
             shutil.copyfile(source_file, stored_file)
+            save_ocr_lines(stored_file, converted.ocr_lines)   # to highlight quotes on scanned pages
         ids = [c.chunk_id for c in chunks]
         written: list = []
         try:
@@ -149,6 +151,7 @@ class RAGTool:
             self.dense.remove(written)
             if stored_file:
                 stored_file.unlink(missing_ok=True)
+                remove_ocr_lines(stored_file)
             raise
         stages["index"] = time.perf_counter() - t
         return IngestResult(doc_id, name, title, converted.page_count, len(chunks), time.perf_counter() - started,
@@ -169,6 +172,7 @@ class RAGTool:
         self.store.remove_document(self.user_id, doc_id)
         if record.file_path:
             Path(record.file_path).unlink(missing_ok=True)
+            remove_ocr_lines(record.file_path)
         return True
 
     def clear(self) -> int:

@@ -488,16 +488,4 @@ def test_chinese_book_outline():
     assert "机器学习" in page_text(doc, page_of(doc, first.char_offset))
 
 
-def test_scanned_sample_is_refused():
-    path = sample("pdfs_scanned", "ocrmypdf_c02-22.pdf")
-    assert "scanned" in _error(path)
-
-
-def test_mostly_scanned_sample_warns_about_its_image_pages():
-    path = sample("pdfs_scanned", "ocrmypdf_multipage.pdf")
-    doc = convert_file(path)  # page 4 carries a (poor) text layer, so this is not an error
-    assert doc.page_count == 6
-    assert_spans_cover(doc)
-    assert doc.warnings == ["pages 1-3, 5-6 have no text layer (scanned?); OCR is not available, "
-                            "so they cannot be searched"]
-    assert "Percentage" in page_text(doc, 4)
+# Scanned samples: tests/test_ocr.py reads every page of both shared scans (OCR is slow; once is enough).
