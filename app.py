@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import tempfile
+import threading
 import time
 import uuid
 from datetime import datetime, time as dtime, timedelta
@@ -40,6 +41,7 @@ I18N = gr.I18n(**{"en": TEXT["en"], "zh-CN": TEXT["zh-CN"], "zh": TEXT["zh-CN"],
 _ = I18N  # component text: translated in the browser
 MEMORY_TYPES = ["working", "episodic", "semantic", "perceptual"]
 FORGET_STRATEGIES = ["importance_based", "time_based", "capacity_based"]
+UPLOAD_STAGES = ("pages", "ocr", "embed")   # ingest stages the upload table reports (static/i18n.json msg_stage_*)
 UPLOAD_TYPES = [".pdf", ".md", ".markdown", ".txt", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".csv", ".json"]
 
 
@@ -129,6 +131,34 @@ def failure(request, exc: Exception) -> str:
     return t(request, "msg_error", kind=type(exc).__name__)
 
 
+def load_with_progress(a, path, session):
+    """Load one file in a worker thread; yield its latest stage ({"stage", "done", "total"}) twice a
+    second while it works, then a last item holding "result". The loader's error is raised here."""
+    latest: dict = {}
+    outcome: dict = {}
+
+    def report(stage: str, done: int, total: int) -> None:
+        latest.update(stage=stage, done=done, total=total)
+
+    def work() -> None:
+        try:
+            outcome["result"] = a.load_document(path, name=Path(path).name, session_id=session, progress=report)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the handler's thread below
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=work, name="upload", daemon=True)
+    worker.start()
+    shown = None
+    while worker.is_alive():
+        worker.join(0.5)
+        if latest and latest.get("stage") in UPLOAD_STAGES and dict(latest) != shown:
+            shown = dict(latest)
+            yield shown
+    if "error" in outcome:
+        raise outcome["error"]
+    yield {"stage": "done", "result": outcome["result"]}
+
+
 def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = None) -> gr.Blocks:
     settings = settings or get_settings()
     auth_enabled = bool(parse_users(settings.app_users)) if auth_enabled is None else auth_enabled
@@ -208,7 +238,15 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
             rows[i].update(state="working", message=t(request, "msg_working"))
             yield progress_table(rows, heads), "", gr.update(), gr.update(), gr.update()
             try:
-                result = a.load_document(path, name=Path(path).name, session_id=session)
+                result = None
+                for stage in load_with_progress(a, path, session):
+                    if "result" in stage:
+                        result = stage["result"]
+                        break
+                    rows[i].update(message=t(request, f"msg_stage_{stage['stage']}", done=stage["done"],
+                                             total=stage["total"]),
+                                   percent=round(100 * stage["done"] / max(1, stage["total"])))
+                    yield progress_table(rows, heads), "", gr.update(), gr.update(), gr.update()
                 if result.already_present:
                     counts["exists"] += 1
                     rows[i].update(state="exists", message=t(request, "msg_exists_detail", pages=result.pages))

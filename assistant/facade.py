@@ -67,10 +67,12 @@ class PDFLearningAssistant:
         self.router.classify("What did I study yesterday?")
 
     # == documents =================================================================================
-    def load_document(self, path: str | Path, name: str | None = None, *, session_id: str | None = None) -> LoadResult:
-        """Index one file and remember that it was loaded. Raises DocumentError (one sentence) for bad files."""
+    def load_document(self, path: str | Path, name: str | None = None, *, session_id: str | None = None,
+                      progress=None) -> LoadResult:
+        """Index one file and remember that it was loaded. Raises DocumentError (one sentence) for bad files.
+        `progress(stage, done, total)` hears how far each stage is (see RAGTool.add_document)."""
         with self.lock:
-            result = self.rag.add_document(path, name=name)
+            result = self.rag.add_document(path, name=name, progress=progress)
             loaded = LoadResult(**{**dataclasses.asdict(result), "seconds": round(result.seconds, 2)})
             if not result.already_present:
                 self._remember(f"Loaded the document '{result.name}' ({result.title}; {result.pages} pages).",

@@ -170,15 +170,18 @@ def chat_markdown(text: str, *, answer: int | None = None, citations: dict[int, 
 
 def progress_table(rows: list[dict], headers: tuple[str, str, str] = ("File", "Progress", "Result")) -> str:
     """One row per uploaded file: name, a progress bar (indeterminate while working) and the outcome.
-    rows: {"name", "state": queued|working|done|exists|error, "message"}."""
+    rows: {"name", "state": queued|working|done|exists|error, "message", optional "percent" while working}."""
     if not rows:
         return ""
     out = [f'<table class="upload-progress"><thead><tr><th>{html.escape(headers[0])}</th>'
            f'<th>{html.escape(headers[1])}</th><th>{html.escape(headers[2])}</th></tr></thead><tbody>']
     for r in rows:
         state = r["state"]
-        bar = '<progress max="100"></progress>' if state == "working" else \
-            f'<progress max="100" value="{0 if state == "queued" else 100}"></progress>'
+        if state == "working":   # indeterminate until a stage reports how far it is
+            bar = f'<progress max="100" value="{r["percent"]}"></progress>' if r.get("percent") is not None \
+                else '<progress max="100"></progress>'
+        else:
+            bar = f'<progress max="100" value="{0 if state == "queued" else 100}"></progress>'
         out.append(f'<tr class="file-{state}" data-state="{state}"><td>{html.escape(r["name"])}</td><td>{bar}</td>'
                    f'<td>{html.escape(r.get("message", ""))}</td></tr>')
     out.append("</tbody></table>")

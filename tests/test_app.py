@@ -231,3 +231,37 @@ def test_the_answer_handler_lists_sources_first_and_keeps_the_history_plain(sett
                                     {"role": "assistant", "content": "**A tuple cannot change.** [1]\n\n"
                                                                      "> It is <b>hashable</b> [2]"}]
     assert [c.n for c in final[cite_map_state][0]] == [1, 2]
+
+
+def test_an_upload_reports_its_stages_then_its_result_and_errors_reach_the_handler(settings, tmp_path):
+    from assistant import PDFLearningAssistant
+    from core.errors import DocumentError
+    assistant = PDFLearningAssistant("uploader", settings)
+    doc = tmp_path / "notes.md"
+    doc.write_text("\n\n".join(f"# Part {i}\n\n" + f"Paragraph {i} explains topic {i} in a few plain words. " * 30
+                               for i in range(40)), encoding="utf-8")
+    items = list(app.load_with_progress(assistant, str(doc), "s1"))
+    assert items[-1]["stage"] == "done" and items[-1]["result"].chunks > 0
+    # Each reported stage is a known one with sane counts (how many show depends on timing).
+    for item in items[:-1]:
+        assert item["stage"] in app.UPLOAD_STAGES and 0 < item["done"] <= item["total"]
+    html = progress_table([{"name": "notes.md", "state": "working", "message": "…", "percent": 40}])
+    assert 'value="40"' in html
+
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.4 not really")
+    with pytest.raises(DocumentError):
+        list(app.load_with_progress(assistant, str(broken), "s1"))
+
+
+def test_the_ingest_reports_embedding_progress_per_batch(settings, tmp_path):
+    from rag.tool import RAGTool
+    seen = []
+    text = "\n\n".join(f"# Section {i}\n\n" + f"Sentence {i} about subject {i}. " * 60 for i in range(60))
+    result = RAGTool("progress", settings).add_text(text, title="long")
+    assert result.chunks > 64     # more than one embedding batch
+    doc = tmp_path / "long.md"
+    doc.write_text(text + "\n\nOne more line so the content differs.", encoding="utf-8")
+    RAGTool("progress", settings).add_document(doc, progress=lambda *event: seen.append(event))
+    assert [s for s, _, _ in seen] == ["embed"] * len(seen) and len(seen) >= 2
+    assert seen[-1][1] == seen[-1][2] and [d for _, d, _ in seen] == sorted(d for _, d, _ in seen)
