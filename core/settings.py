@@ -46,6 +46,9 @@ class Settings(BaseSettings):
         None, description="The on-disk vector cache (SQLite); default DATA_DIR/embedding_cache.sqlite. Evaluation "
                           "runs can share one so unchanged chunks are not embedded again.")
 
+    ocr_max_pages: int = Field(150, description="Scanned pages read by OCR per file (5-15 s each on 2 cores); "
+                                                 "the rest are named in the upload result.")
+
     # --- LLM -------------------------------------------------------------------------------------
     llm_backend: str = Field(
         "auto", description="auto | openai | local | none. auto = the OpenAI-compatible endpoint when "

@@ -19,7 +19,7 @@ from markitdown import FileConversionException, UnsupportedFormatException
 from markitdown.converters import PdfConverter as _MarkItDownPdfConverter
 
 from core.errors import DocumentError
-from rag.pdf_converter import PdfConversionResult, PdfiumConverter, Progress, meaningful_title
+from rag.pdf_converter import OCR_MAX_PAGES, PdfConversionResult, PdfiumConverter, Progress, meaningful_title
 from rag.types import ConvertedDocument, Heading
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,8 @@ def _markitdown() -> MarkItDown:
     return _markitdown_instance
 
 
-def convert_file(path: str | Path, progress: Progress | None = None) -> ConvertedDocument:
+def convert_file(path: str | Path, progress: Progress | None = None,
+                 ocr_max_pages: int = OCR_MAX_PAGES) -> ConvertedDocument:
     """Convert one file to Markdown with its page map, headings and title.
 
     `progress(stage, done, total)`, if given, hears how far a PDF has been read: ("pages", i, n)
@@ -98,7 +99,7 @@ def convert_file(path: str | Path, progress: Progress | None = None) -> Converte
     try:
         # MarkItDown passes extra keyword arguments on to the converter (our PdfiumConverter reads `progress`).
         result = _markitdown().convert_local(str(path), stream_info=StreamInfo(extension=extension),
-                                             progress=progress)
+                                             progress=progress, ocr_max_pages=ocr_max_pages)
     except DocumentError:
         raise
     except FileConversionException as exc:

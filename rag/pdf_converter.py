@@ -154,12 +154,16 @@ class PdfiumConverter(DocumentConverter):
     def convert(self, file_stream: BinaryIO, stream_info: StreamInfo, **kwargs: Any) -> PdfConversionResult:
         # MarkItDown hands extra keyword arguments of convert_local() on to the converter.
         name = stream_info.filename or "This PDF"
-        return PdfConversionResult(read_pdf(file_stream.read(), name=name, progress=kwargs.get("progress")))
+        return PdfConversionResult(read_pdf(file_stream.read(), name=name, progress=kwargs.get("progress"),
+                                            ocr_max_pages=kwargs.get("ocr_max_pages", OCR_MAX_PAGES)))
 
 
 # --- the reader ----------------------------------------------------------------------------------
 
-def read_pdf(data: bytes, name: str = "This PDF", progress: Progress | None = None) -> PdfText:
+OCR_MAX_PAGES = 150   # OCR costs ~5-15 s a page on 2 cores: 150 pages is already half an hour
+
+def read_pdf(data: bytes, name: str = "This PDF", progress: Progress | None = None,
+             ocr_max_pages: int = OCR_MAX_PAGES) -> PdfText:
     """Read a PDF given as bytes. Raises DocumentError (one actionable sentence) when it cannot.
 
     `progress(stage, done, total)` is told how far reading has come: ("pages", i, n) per page of
@@ -183,7 +187,7 @@ def read_pdf(data: bytes, name: str = "This PDF", progress: Progress | None = No
             raise DocumentError(f"{label} is damaged and cannot be opened as a PDF; re-download or re-export it "
                                 "and upload it again.") from None
     try:
-        return _read_document(pdf, name, label, progress)
+        return _read_document(pdf, name, label, progress, ocr_max_pages)
     except DocumentError:
         raise
     except Exception:
@@ -205,7 +209,8 @@ def _report(progress: Progress | None, stage: str, done: int, total: int) -> Non
         log.warning("The progress callback failed at %s %d/%d", stage, done, total, exc_info=True)
 
 
-def _read_document(pdf: pdfium.PdfDocument, name: str, label: str, progress: Progress | None) -> PdfText:
+def _read_document(pdf: pdfium.PdfDocument, name: str, label: str, progress: Progress | None,
+                   ocr_max_pages: int) -> PdfText:
     pages: list[list[_Line]] = []
     raw_texts: list[str] = []
     scanned: list[int] = []   # pages without text but with an image: scans
@@ -231,7 +236,9 @@ def _read_document(pdf: pdfium.PdfDocument, name: str, label: str, progress: Pro
             pages.append(lines)
             _report(progress, "pages", index + 1, page_count)
 
-    read, ocr_available = _ocr_scanned_pages(pdf, scanned, name, progress)
+    # OCR takes seconds a page: a long scan is read up to the limit, and the rest is named, not silently lost.
+    read, ocr_available = _ocr_scanned_pages(pdf, scanned[:max(0, ocr_max_pages)], name, progress)
+    over_limit = scanned[max(0, ocr_max_pages):]
     ocr_lines: dict[int, list[dict]] = {}
     for index, found in read.items():
         if found:
@@ -243,7 +250,9 @@ def _read_document(pdf: pdfium.PdfDocument, name: str, label: str, progress: Pro
 
     if not any(pages):
         raise DocumentError(_no_text_message(label, page_count, bool(scanned), ocr_available))
-    warnings = _page_warnings(sources, ocr_available)
+    for index in over_limit:
+        sources[index] = "over_limit"
+    warnings = _page_warnings(sources, ocr_available, ocr_max_pages)
 
     body_size = _body_size(pages)
     _drop_running_lines(pages)
@@ -335,9 +344,10 @@ def _no_text_message(label: str, page_count: int, scanned: bool, ocr_available: 
             "use a PDF with a text layer.")
 
 
-def _page_warnings(sources: list[str], ocr_available: bool) -> list[str]:
+def _page_warnings(sources: list[str], ocr_available: bool, ocr_max_pages: int = 0) -> list[str]:
     """What a person should know about pages that were scans: read by OCR, or not readable at all."""
     warnings = []
+    skipped = [i + 1 for i, source in enumerate(sources) if source == "over_limit"]
     read = [i + 1 for i, source in enumerate(sources) if source == "ocr"]
     unreadable = [i + 1 for i, source in enumerate(sources) if source == "unreadable"]
     if read:
@@ -350,6 +360,10 @@ def _page_warnings(sources: list[str], ocr_available: bool) -> list[str]:
                   else "OCR is not available")
         warnings.append(f"{'page' if one else 'pages'} {_page_ranges(unreadable)} {'has' if one else 'have'} no "
                         f"text layer (scanned?) and {reason}, so {'it' if one else 'they'} cannot be searched")
+    if skipped:
+        one = len(skipped) == 1
+        warnings.append(f"{'page' if one else 'pages'} {_page_ranges(skipped)} {'was' if one else 'were'} not read: "
+                        f"OCR reads the first {ocr_max_pages} scanned pages of a file; split the file to read the rest")
     return warnings
 
 

@@ -257,3 +257,12 @@ def test_every_page_of_the_shared_scans_has_text(name, ocr_pages, phrases):
         assert re.search(r"[^\W\d_]{3}", text), f"page {page} has no text"
         assert phrases[page] in flat(text), (page, text[:300])
     assert not any("cannot be searched" in warning for warning in doc.warnings)
+
+
+def test_scanned_pages_over_the_limit_are_named_not_lost(scans):
+    path, _, _, _ = scans
+    doc = convert_file(path, ocr_max_pages=1)    # reads the first scanned page only
+    assert doc.ocr_pages == [1]
+    assert "Herons stand" in flat(page_text(doc, 1)) and page_text(doc, 4) == ""
+    assert doc.warnings[-1] == ("pages 2-4 were not read: OCR reads the first 1 scanned pages of a file; "
+                                "split the file to read the rest")
