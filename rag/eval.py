@@ -202,7 +202,8 @@ def main(argv: list[str] | None = None) -> dict:
         "ingest_s": round(ingest_s, 2), "chunks": chunks,
         "query_p50_ms": round(percentile(latencies, 0.5), 1), "query_p95_ms": round(percentile(latencies, 0.95), 1),
         "mode": args.mode, "mqe": args.mqe, "hyde": args.hyde, "rerank": args.rerank,
-        "embedding_model": settings.embedding_model, "chunk_size": settings.chunk_size,
+        "embedding_model": settings.embedding_model,
+        "multilingual_embedding_model": settings.multilingual_embedding_model, "chunk_size": settings.chunk_size,
         "chunk_overlap": settings.chunk_overlap,
     }
     if args.answers:
