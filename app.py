@@ -684,7 +684,10 @@ def warm_up(settings: Settings) -> None:
 
 def main() -> None:
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    settings = get_settings()
+    try:
+        settings = get_settings()
+    except AssistantError as exc:   # an unusable setting: say which, before anything starts
+        raise SystemExit(f"error: {exc}") from None
     options = launch_options(settings)
     demo = build_app(settings, auth_enabled=bool(options["auth"]))
     import threading

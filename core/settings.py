@@ -8,8 +8,44 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from core.errors import AssistantError
+
+
+class SettingsError(AssistantError):
+    """A setting with a value the app cannot work with (found at start, not at the first question)."""
+
+# (setting, test, what it must be): checked once when settings are read.
+_RULES = [
+    ("chunk_size", lambda v, s: 10 <= v <= 4000, "a number of tokens from 10 to 4000"),
+    ("chunk_overlap", lambda v, s: 0 <= v < s.chunk_size, "0 or more, and less than CHUNK_SIZE"),
+    ("retrieval_mode", lambda v, s: v in ("hybrid", "dense", "bm25"), "hybrid, dense or bm25"),
+    ("llm_backend", lambda v, s: v in ("auto", "openai", "local", "none"), "auto, openai, local or none"),
+    ("top_k", lambda v, s: 1 <= v <= 100, "from 1 to 100"),
+    ("candidates", lambda v, s: 1 <= v <= 1000, "from 1 to 1000"),
+    ("rerank_candidates", lambda v, s: v >= 1, "at least 1"),
+    ("rrf_k", lambda v, s: v >= 1, "at least 1"),
+    ("mqe_queries", lambda v, s: 0 <= v <= 10, "from 0 to 10"),
+    ("dense_weight", lambda v, s: v >= 0, "0 or more"),
+    ("bm25_weight", lambda v, s: v >= 0, "0 or more"),
+    ("focus_weight", lambda v, s: v >= 0, "0 or more"),
+    ("foreign_dense_weight", lambda v, s: v >= 0, "0 or more"),
+    ("answer_min_support", lambda v, s: 0 <= v <= 1, "from 0 to 1"),
+    ("context_tokens", lambda v, s: v >= 100, "at least 100"),
+    ("llm_timeout_s", lambda v, s: v > 0, "more than 0 seconds"),
+    ("llm_max_tokens", lambda v, s: v >= 16, "at least 16"),
+    ("llm_local_max_tokens", lambda v, s: v >= 16, "at least 16"),
+    ("llm_context_window", lambda v, s: v >= 512, "at least 512"),
+    ("llm_context_tokens", lambda v, s: v >= 50, "at least 50"),
+    ("llm_threads", lambda v, s: v >= 0, "0 (automatic) or more"),
+    ("embedding_batch_size", lambda v, s: v >= 1, "at least 1"),
+    ("embedding_threads", lambda v, s: v >= 0, "0 (automatic) or more"),
+    ("ocr_max_pages", lambda v, s: v >= 0, "0 or more"),
+    ("max_upload_mb", lambda v, s: v >= 1, "at least 1"),
+    ("app_port", lambda v, s: 1 <= v <= 65535, "a port from 1 to 65535"),
+]
 
 
 class Settings(BaseSettings):
@@ -110,6 +146,14 @@ class Settings(BaseSettings):
     app_users: str | None = Field(None, description="'alice:pw1,bob:pw2' enables login; each login is its own user.")
     default_user: str = "local"
 
+    @model_validator(mode="after")
+    def _check(self) -> "Settings":
+        problems = [f"{name.upper()}={getattr(self, name)!r} must be {rule}"
+                    for name, test, rule in _RULES if not test(getattr(self, name), self)]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
     @property
     def llm_configured(self) -> bool:
         """An OpenAI-compatible endpoint is configured (the local model is a separate choice)."""
@@ -124,4 +168,19 @@ class Settings(BaseSettings):
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    return Settings()
+    """The settings from the environment and `.env`; SettingsError (one sentence) when a value is unusable."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise SettingsError(f"The settings cannot be used: {describe_invalid(exc)}; fix them in .env or the "
+                            "environment and start again.") from None
+
+
+def describe_invalid(exc: ValidationError) -> str:
+    """Pydantic's errors as short phrases ("TOP_K='x' is not a whole number")."""
+    phrases = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error.get("loc", ()) if p != "__root__").upper()
+        message = str(error.get("msg", "")).removeprefix("Value error, ")
+        phrases.append(f"{where}={error.get('input')!r}: {message}" if where else message)
+    return "; ".join(phrases)

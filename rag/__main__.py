@@ -38,8 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 
-    settings = get_settings()
     try:
+        settings = get_settings()
         from rag.tool import RAGTool
         from rag.types import Answer
         tool = RAGTool(args.user or settings.default_user, settings)
