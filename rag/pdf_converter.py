@@ -367,6 +367,19 @@ def _page_warnings(sources: list[str], ocr_available: bool, ocr_max_pages: int =
     return warnings
 
 
+def utf16_offsets(text: str) -> list[int] | None:
+    """PDFium's (UTF-16) index of each character of `text` and of its end; None when they equal
+    Python's (no character outside the BMP)."""
+    if not _NON_BMP.search(text):
+        return None
+    offsets, total = [], 0
+    for ch in text:
+        offsets.append(total)
+        total += 2 if ord(ch) > 0xFFFF else 1
+    offsets.append(total)
+    return offsets
+
+
 def _page_lines(textpage: pdfium.PdfTextPage, with_bold: bool = True) -> tuple[str, list[_Line]]:
     """The page's raw text and its non-empty lines, each with position, font size and boldness.
 
@@ -378,13 +391,7 @@ def _page_lines(textpage: pdfium.PdfTextPage, with_bold: bool = True) -> tuple[s
         return text, []
     # PDFium counts text positions in UTF-16 units; Python counts code points. They differ only
     # when the page has characters outside the BMP (e.g. math italic letters).
-    utf16_before = None
-    if _NON_BMP.search(text):
-        utf16_before, total = [], 0
-        for ch in text:
-            utf16_before.append(total)
-            total += 2 if ord(ch) > 0xFFFF else 1
-        utf16_before.append(total)
+    utf16_before = utf16_offsets(text)
 
     matrix = pdfium_c.FS_MATRIX()
     rect = pdfium_c.FS_RECTF()

@@ -26,6 +26,7 @@ from rag.answer import (attribute_uncited, citation_for, extractive_answer, focu
 from rag.evidence import Evidence, evidence_strength, question_weights, score_evidence
 from rag.chunk import chunk_document, document_context, embedding_text
 from rag.dense import DenseSpaces, Progress
+from rag.figures import extract_figures, figures_dir, load_figures, remove_figures, save_figures
 from rag.ocr import remove_ocr_lines, save_ocr_lines
 from rag.retrieve import RAG_COLLECTION, RetrievalOptions, RetrievalResult, Retriever
 from rag.store import DocumentRecord, DocumentStore
@@ -129,6 +130,8 @@ class RAGTool:
             stored_file = self.settings.path("files", self.collection, f"{doc_id}{source_file.suffix.lower()}")
             shutil.copyfile(source_file, stored_file)
             save_ocr_lines(stored_file, converted.ocr_lines)   # to highlight quotes on scanned pages
+            if source_format == "pdf":
+                self._save_figures(stored_file, doc_id, name, progress)
         ids = [c.chunk_id for c in chunks]
         written: list = []
         try:
@@ -152,10 +155,26 @@ class RAGTool:
             if stored_file:
                 stored_file.unlink(missing_ok=True)
                 remove_ocr_lines(stored_file)
+                remove_figures(figures_dir(stored_file))
             raise
         stages["index"] = time.perf_counter() - t
         return IngestResult(doc_id, name, title, converted.page_count, len(chunks), time.perf_counter() - started,
                             warnings=converted.warnings, stage_seconds=stages)
+
+    def _save_figures(self, stored_pdf: Path, doc_id: str, name: str, progress: Progress | None) -> None:
+        """Figures of the PDF (image, caption, the words in it) beside the stored file; a figure that
+        cannot be read costs that figure, never the document."""
+        try:
+            save_figures(figures_dir(stored_pdf), doc_id, extract_figures(stored_pdf, progress=progress))
+        except Exception:  # noqa: BLE001
+            log.exception("extracting the figures of %s failed; the document is indexed without them", name)
+
+    def figures(self, doc_id: str) -> list[dict]:
+        """The saved figures of a PDF document ({"page", "caption", "label", "text", "bbox", "path", …})."""
+        record = self.store.get_document(self.user_id, doc_id)
+        if record is None or not record.file_path:
+            return []
+        return load_figures(figures_dir(record.file_path))
 
     def list_documents(self) -> list[DocumentRecord]:
         return self.store.list_documents(self.user_id)
@@ -173,6 +192,7 @@ class RAGTool:
         if record.file_path:
             Path(record.file_path).unlink(missing_ok=True)
             remove_ocr_lines(record.file_path)
+            remove_figures(figures_dir(record.file_path))
         return True
 
     def clear(self) -> int:
