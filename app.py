@@ -9,7 +9,8 @@ UI text comes from static/i18n.json (English and Chinese), chosen by the browser
 
 Q&A: the passages an answer rests on fill the Sources list at once, the answer streams after them; each
 [n] in an answer is a link that static/citations.js turns into "open this source's page" (a hidden
-button carries the request to `open_citation`). Answers are shown as text: document HTML is printed,
+button carries the request to `open_citation`): a PDF's page as an image, or — for a document without
+pages (Markdown, Word, HTML, text, notes) — the cited section as text in the panel beside it. Answers are shown as text: document HTML is printed,
 never rendered (assistant.views.chat_markdown), and the history kept for follow-ups stays plain text.
 """
 from __future__ import annotations
@@ -28,7 +29,7 @@ import gradio as gr
 
 from assistant import get_assistant
 from assistant.types import AskResult, RecallFilters
-from assistant.views import chat_markdown, graph_svg, progress_table, report_frames
+from assistant.views import chat_markdown, graph_svg, progress_table, report_frames, section_html
 from core.errors import AssistantError
 from core.settings import Settings, get_settings
 from rag.prompts import EXTRACTIVE_NOTICE
@@ -41,7 +42,17 @@ I18N = gr.I18n(**{"en": TEXT["en"], "zh-CN": TEXT["zh-CN"], "zh": TEXT["zh-CN"],
 _ = I18N  # component text: translated in the browser
 MEMORY_TYPES = ["working", "episodic", "semantic", "perceptual"]
 FORGET_STRATEGIES = ["importance_based", "time_based", "capacity_based"]
-UPLOAD_STAGES = ("pages", "ocr", "embed")   # ingest stages the upload table reports (static/i18n.json msg_stage_*)
+UPLOAD_STAGES = ("pages", "ocr", "embed", "figures", "figure-images")   # ingest stages the upload table reports (static/i18n.json msg_stage_*)
+# The source viewer's text panel keeps the first marked passage in view each time it shows a section.
+SECTION_SCROLL_JS = """
+const show = () => requestAnimationFrame(() => {
+  const box = element.querySelector('.section-text');
+  const mark = box && box.querySelector('mark');
+  if (mark) box.scrollTop = Math.max(0, mark.offsetTop - box.clientHeight / 3);
+});
+watch(['value', 'visible'], show);
+show();
+"""
 UPLOAD_TYPES = [".pdf", ".md", ".markdown", ".txt", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".csv", ".json"]
 
 
@@ -108,10 +119,26 @@ def model_sentence(request, llm) -> str:
     return t(request, "msg_llm_local" if getattr(llm, "is_local", False) else "msg_llm_on", model=llm.model)
 
 
-def source_choice(request, citation: Citation) -> str:
-    """'[1] file.pdf · p. 3 — strong match': how well the passage matches, as a word, never a raw score."""
+def source_choice(request, citation: Citation, heading: str = "") -> str:
+    """'[1] file.pdf · p. 3 — strong match': how well the passage matches, as a word, never a raw score.
+    A source without pages names its section instead: '[2] notes.md · § Attention — partial match'."""
+    label = f"{citation.label} · § {heading}" if heading else citation.label
     strength = getattr(citation, "strength", "")
-    return f"{citation.label} — {t(request, 'strength_' + strength)}" if strength else citation.label
+    return f"{label} — {t(request, 'strength_' + strength)}" if strength else label
+
+
+def extent(request, pages: int, sections: int | None) -> str:
+    """How long a document is: '12 pages' for a PDF, '5 sections' for a document without pages."""
+    n, unit = (pages, "page") if sections is None else (sections, "section")
+    return t(request, f"n_{unit}" if n == 1 else f"n_{unit}s", n=n)
+
+
+def section_caption(request, citation: Citation, section) -> str:
+    """'[1] notes.md — § 2 Models › 2.3 Attention — section 4 of 9' (assistant.sections.CitedSection)."""
+    if section.heading:
+        return t(request, "section_caption", label=citation.label, heading=section.heading,
+                 n=section.number, count=section.count)
+    return t(request, "section_caption_top", label=citation.label, n=section.number, count=section.count)
 
 
 def answered_by(request, result: AskResult) -> str:
@@ -176,10 +203,15 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
     # -- data for the views --------------------------------------------------------------------------
     def documents_view(request):
         import pandas as pd
-        docs = assistant_for(request).list_documents()
-        table = pd.DataFrame([[d.name, d.title, d.pages, d.chunks, when(d.added_at)] for d in docs],
-                             columns=cols(request, "name", "title", "pages", "chunks", "added"))
-        choices = [(f"{d.name} ({d.pages} p.)", d.doc_id) for d in docs]
+        a = assistant_for(request)
+        docs = a.list_documents()
+        # Documents without pages (Markdown, Word, HTML, text, notes) count their sections instead.
+        sections = a.section_counts([d.doc_id for d in docs if not d.has_pages]) if docs else {}
+        table = pd.DataFrame([[d.name, d.title, extent(request, d.pages, sections.get(d.doc_id)), d.chunks,
+                               when(d.added_at)] for d in docs],
+                             columns=cols(request, "name", "title", "length", "chunks", "added"))
+        choices = [(f"{d.name} ({sections[d.doc_id]} §)" if d.doc_id in sections else f"{d.name} ({d.pages} p.)",
+                    d.doc_id) for d in docs]
         return table, gr.update(choices=choices, value=None)
 
     def notes_view(request):
@@ -247,13 +279,21 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
                                              total=stage["total"]),
                                    percent=round(100 * stage["done"] / max(1, stage["total"])))
                     yield progress_table(rows, heads), "", gr.update(), gr.update(), gr.update()
+                # A PDF has pages; any other document (0 pages) is counted in sections.
+                sections = None if result.pages else a.section_counts([result.doc_id]).get(result.doc_id, 0)
                 if result.already_present:
                     counts["exists"] += 1
-                    rows[i].update(state="exists", message=t(request, "msg_exists_detail", pages=result.pages))
+                    message = t(request, "msg_exists_detail", pages=result.pages) if sections is None else \
+                        t(request, "msg_exists_detail_sections", extent=extent(request, 0, sections))
+                    rows[i].update(state="exists", message=message)
                 else:
                     counts["ok"] += 1
-                    rows[i].update(state="done", message=t(request, "msg_added_detail", pages=result.pages,
-                                                          chunks=result.chunks, seconds=f"{result.seconds:.1f}"))
+                    seconds = f"{result.seconds:.1f}"
+                    message = t(request, "msg_added_detail", pages=result.pages, chunks=result.chunks,
+                                seconds=seconds) if sections is None else \
+                        t(request, "msg_added_detail_sections", extent=extent(request, 0, sections),
+                          chunks=result.chunks, seconds=seconds)
+                    rows[i].update(state="done", message=message)
             except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
                 counts["failed"] += 1
                 rows[i].update(state="error", message=failure(request, exc))
@@ -285,10 +325,21 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
             return gr.update(), gr.update()
 
     # -- handlers: questions ---------------------------------------------------------------------------
+    def cited_headings(request, cites: list[Citation]) -> list[str]:
+        """The section heading of each source without pages, for its label ("" where there is none)."""
+        if all(c.page_start is not None for c in cites):
+            return [""] * len(cites)
+        try:
+            return assistant_for(request).cited_headings(cites)
+        except Exception:  # noqa: BLE001 - a label without its heading is still a label
+            log.warning("section headings of the sources failed", exc_info=True)
+            return [""] * len(cites)
+
     def source_list(request, cites: list[Citation], *, related: bool = False, value=None):
         label = t(request, "sources_related" if related else "sources_label")
-        return gr.update(choices=[(source_choice(request, c), str(i)) for i, c in enumerate(cites)], value=value,
-                         label=label)
+        headings = cited_headings(request, cites)
+        choices = [(source_choice(request, c, h), str(i)) for i, (c, h) in enumerate(zip(cites, headings))]
+        return gr.update(choices=choices, value=value, label=label)
 
     def ask(question, history, shown_before, cite_map, mqe, hyde, session, request: gr.Request):
         """Stream one answer: the sources at once, then the text, then the final answer with its links."""
@@ -302,7 +353,7 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
         turn = max(cite_map, default=-1) + 1          # this answer's number in the conversation
         shown = list(shown_before or []) + [{"role": "user", "content": chat_markdown(question)},
                                             {"role": "assistant", "content": "…"}]
-        yield {chatbot: shown, question_box: "", sources: source_list(request, []), page_view: None,
+        yield {chatbot: shown, question_box: "", sources: source_list(request, []), **no_source(),
                page_status: "", answer_notice: "", searched: "", memory_used: "", session_state: session,
                citations: []}
         text, result = "", None
@@ -350,20 +401,29 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
                searched: t(request, "searched_for", query=chat_markdown(result.search_query))
                if result.search_query else "", memory_used: memory_md}
 
-    def page_of(citation: Citation, request) -> tuple:
-        page = assistant_for(request).render_source(citation)
-        return page.image, f"{citation.label} — page {page.page} of {page.page_count}"
+    def no_source() -> dict:
+        """The viewer with nothing shown: the (empty) page image, the text panel hidden."""
+        return {page_view: gr.update(value=None, visible=True), section_view: gr.update(value="", visible=False)}
+
+    def page_of(citation: Citation, request) -> dict:
+        """The viewer showing a source: a PDF's page image, or a text document's section (as HTML)."""
+        shown = assistant_for(request).render_source(citation)
+        if hasattr(shown, "image"):          # assistant.pages.RenderedPage: a PDF page
+            caption = f"{citation.label} — page {shown.page} of {shown.page_count}"
+            return {page_view: gr.update(value=shown.image, label=caption, visible=True),
+                    section_view: gr.update(value="", visible=False)}
+        html = section_html(shown, section_caption(request, citation, shown))
+        return {page_view: gr.update(value=None, visible=False), section_view: gr.update(value=html, visible=True)}
 
     def show_source(choice, cites, request: gr.Request):
         if choice in (None, "") or not cites:
-            return gr.update(), ""
+            return {}
         try:
-            image, caption = page_of(cites[int(choice)], request)
-            return gr.update(value=image, label=caption), ""
+            return {**page_of(cites[int(choice)], request), page_status: ""}
         except Exception as exc:  # noqa: BLE001
             message = failure(request, exc)
             gr.Warning(message)
-            return gr.update(value=None), message
+            return {**no_source(), page_status: message}
 
     def open_citation(ask_for, cite_map, request: gr.Request):
         """A click on [n] in answer `turn` ("turn-n", from static/citations.js): list that answer's sources
@@ -376,16 +436,17 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
             return {}
         update = {sources: source_list(request, cites, value=str(index)), citations: cites}
         try:
-            image, caption = page_of(cites[index], request)
-            update.update({page_view: gr.update(value=image, label=caption), page_status: ""})
+            update.update({**page_of(cites[index], request), page_status: ""})
         except Exception as exc:  # noqa: BLE001
             message = failure(request, exc)
             gr.Warning(message)
-            update.update({page_view: gr.update(value=None), page_status: message})
+            update.update({**no_source(), page_status: message})
         return update
 
     def new_conversation():
-        return [], [], [], {}, gr.update(choices=[], value=None), None, "", "", "", "", []
+        cleared = no_source()
+        return ([], [], [], {}, gr.update(choices=[], value=None), cleared[page_view], "", "", "", "", [],
+                cleared[section_view])
 
     # -- handlers: notes -------------------------------------------------------------------------------
     def refresh_notes(request: gr.Request):
@@ -549,6 +610,10 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
                         sources = gr.Radio(label=_("sources_label"), choices=[], elem_id="sources")
                         page_view = gr.Image(label=_("page_view"), type="pil", interactive=False, elem_id="page-view",
                                              height=560)
+                        # A cited document without pages: its section as text (assistant.views.section_html
+                        # prints the document's own HTML as text), in place of the page image.
+                        section_view = gr.HTML(visible=False, elem_id="section-view", js_on_load=SECTION_SCROLL_JS,
+                                               label=_("section_view"))
                         page_status = gr.Markdown(elem_id="page-status")
 
             with gr.Tab(_("tab_notes"), id="notes", elem_id="tab-notes") as tab_notes:
@@ -627,15 +692,16 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
         tab_documents.select(refresh_documents, None, [doc_table, doc_select])
 
         ask_outputs = [chatbot, shown_chat, question_box, sources, page_view, page_status, answer_notice, searched,
-                       memory_used, history_state, session_state, citations, cite_map_state]
+                       memory_used, history_state, session_state, citations, cite_map_state, section_view]
         ask_inputs = [question_box, history_state, shown_chat, cite_map_state, mqe, hyde, session_state]
         ask_btn.click(ask, ask_inputs, ask_outputs, concurrency_limit=8)
         question_box.submit(ask, ask_inputs, ask_outputs, concurrency_limit=8)
-        sources.input(show_source, [sources, citations], [page_view, page_status])
-        cite_open.click(open_citation, [cite_request, cite_map_state], [sources, citations, page_view, page_status],
+        sources.input(show_source, [sources, citations], [page_view, section_view, page_status])
+        cite_open.click(open_citation, [cite_request, cite_map_state],
+                        [sources, citations, page_view, section_view, page_status],
                         js="(ask_for, cite_map) => [window.__pdfCite || ask_for, cite_map]", show_progress="hidden")
         clear_outputs = [chatbot, shown_chat, history_state, cite_map_state, sources, page_view, page_status,
-                         answer_notice, searched, memory_used, citations]
+                         answer_notice, searched, memory_used, citations, section_view]
         clear_btn.click(new_conversation, None, clear_outputs)
         chatbot.clear(new_conversation, None, clear_outputs)       # the chat's own bin icon: forget the turns too
 

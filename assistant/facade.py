@@ -23,10 +23,12 @@ from pathlib import Path
 from assistant import history as H
 from assistant.intent import IntentRouter
 from assistant.pages import RenderedPage, best_page, render_page
+from assistant.sections import CitedSection, cited_headings, cited_section, section_counts
 from assistant.types import (AskResult, ConsolidatePreview, DocumentInfo, ForgetPreview, LoadResult, MemoryRef,
                              NoteResult, RecallFilters)
 from core.errors import AssistantError, DocumentError, InvalidRequest
 from core.settings import Settings, get_settings
+from rag.figures import memory_records
 from rag.types import Citation, SourcesEvent
 
 log = logging.getLogger(__name__)
@@ -78,7 +80,22 @@ class PDFLearningAssistant:
                 self._remember(f"Loaded the document '{result.name}' ({result.title}; {result.pages} pages).",
                                "episodic", H.KIND_LOADED, session_id,
                                doc_id=result.doc_id, doc_name=result.name, pages=result.pages, chunks=result.chunks)
+                self._remember_figures(result.doc_id, result.name)
             return loaded
+
+    def _remember_figures(self, doc_id: str, doc_name: str) -> None:
+        """A document's figures become perceptual memories, found by caption and the words in them."""
+        records = memory_records(self.rag.figures(doc_id), doc_id, doc_name)
+        if records:
+            try:
+                self.memory.add_many(records, "perceptual")
+            except AssistantError:
+                log.warning("the figures of %s could not be remembered", doc_name, exc_info=True)
+
+    def _forget_figures(self, doc_id: str) -> None:
+        for item in self.memory.list(["perceptual"]):
+            if item.metadata.get("source") == "pdf_figure" and item.metadata.get("doc_id") == doc_id:
+                self.memory.remove(item.id)
 
     def list_documents(self) -> list[DocumentInfo]:
         return [DocumentInfo(d.doc_id, d.name, d.title, d.pages, d.chunks,
@@ -92,6 +109,7 @@ class PDFLearningAssistant:
             record = self.rag.get_document(doc_id)
             if record is None:
                 return False
+            self._forget_figures(doc_id)
             removed = self.rag.remove_document(doc_id)
             self._concepts.pop(doc_id, None)
             if removed:
@@ -99,18 +117,27 @@ class PDFLearningAssistant:
                                doc_id=doc_id, doc_name=record.name)
             return removed
 
-    def render_source(self, citation: Citation, *, scale: float = 1.5) -> RenderedPage:
-        """The cited page as an image with the cited passage highlighted."""
+    def render_source(self, citation: Citation, *, scale: float = 1.5) -> RenderedPage | CitedSection:
+        """The cited page as an image with the cited passage highlighted; for a document without pages
+        (Markdown, Word, HTML, text, a note) the cited section as text with the passage marked."""
         record = self.rag.get_document(citation.doc_id)
         if record is None:
             raise DocumentError("This document has been removed, so its pages cannot be shown.")
         if not record.file_path or not str(record.file_path).lower().endswith(".pdf"):
-            raise DocumentError(f"'{record.name}' is not a PDF, so there is no page image to show.")
+            return cited_section(self.rag.store, self.user_id, record, citation)
         if citation.page_start is None:
             raise DocumentError(f"This passage of '{record.name}' has no page number.")
         page = best_page(record.file_path, citation.page_start, citation.page_end or citation.page_start,
                          citation.quote)
         return render_page(record.file_path, page, citation.quote, scale=scale)
+
+    def section_counts(self, doc_ids: list[str]) -> dict[str, int]:
+        """doc_id -> number of sections, for documents without pages (shown where a PDF shows pages)."""
+        return section_counts(self.rag.store, self.user_id, doc_ids)
+
+    def cited_headings(self, citations: list[Citation]) -> list[str]:
+        """The short heading of the section each citation of a document without pages quotes ("" else)."""
+        return cited_headings(self.rag.store, self.user_id, citations)
 
     # == questions ================================================================================
     def ask(self, question: str, history: list[dict] | None = None, use_advanced_search: bool = False, *,

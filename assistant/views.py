@@ -1,5 +1,6 @@
 """Presentation helpers the UI shows (pure functions of the facade's data, no Gradio here): the concept
-graph as SVG, the per-file upload progress table, and the report's plot data."""
+graph as SVG, the per-file upload progress table, the cited section of a document without pages, and
+the report's plot data."""
 from __future__ import annotations
 
 import html
@@ -186,6 +187,108 @@ def progress_table(rows: list[dict], headers: tuple[str, str, str] = ("File", "P
                    f'<td>{html.escape(r.get("message", ""))}</td></tr>')
     out.append("</tbody></table>")
     return "".join(out)
+
+
+# -- the cited section of a document without pages (assistant.sections.CitedSection) ----------------------
+
+_MARK_START, _MARK_END = "\ue000", "\ue001"      # private-use characters: stand-ins for <mark> through rendering
+_HTML_TAG = re.compile(r"(<[^>]*>)")
+_BLOCK_CLOSE = re.compile(r"</(?:p|li|h[1-6]|tr|pre|blockquote|table|ul|ol)>")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_markdown = None
+
+
+def _markdown_renderer():
+    """Markdown for document text (markdown-it-py, which Gradio brings through rich): raw HTML is
+    printed as text (html=False), an image is shown as its alt text and never fetched, and only
+    http(s) and mailto links become links (opening in a new tab); any other link is its text."""
+    global _markdown
+    if _markdown is None:
+        from markdown_it import MarkdownIt
+        md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+        md.enable(["table", "strikethrough"])
+
+        def image(self, tokens, idx, options, env):
+            alt = self.renderInlineAsText(tokens[idx].children or [], options, env).strip()
+            return f'<span class="doc-image">[{html.escape(alt or "image")}]</span>'
+
+        def link_open(self, tokens, idx, options, env):
+            token = tokens[idx]
+            if str(token.attrGet("href") or "").strip().lower().startswith(("http://", "https://", "mailto:")):
+                token.attrSet("target", "_blank")
+                token.attrSet("rel", "noopener noreferrer nofollow")
+            else:   # a relative or other link: its text only (links do not nest, the next close is its own)
+                token.tag, token.attrs = "span", {"class": "doc-link"}
+                close = next((t for t in tokens[idx + 1:] if t.type == "link_close"), None)
+                if close is not None:
+                    close.tag = "span"
+            return self.renderToken(tokens, idx, options, env)
+
+        md.add_render_rule("image", image)
+        md.add_render_rule("link_open", link_open)
+        _markdown = md
+    return _markdown
+
+
+def _with_marks(text: str, ranges: list[tuple[int, int]]) -> str:
+    """The text with a start and an end stand-in around each range's words, line by line (a mark
+    never spans a line, so it never spans a Markdown block), after any list or heading marker."""
+    text = text.replace(_MARK_START, "\ufffd").replace(_MARK_END, "\ufffd")
+    points: list[tuple[int, int, str]] = []
+    for a, b in ranges:
+        pos = a
+        while pos < b:
+            line_end = text.find("\n", pos, b)
+            line_end = b if line_end < 0 else line_end
+            words = list(_WORD.finditer(text, pos, line_end))
+            if words:
+                points += [(words[0].start(), 1, _MARK_START), (words[-1].end(), 0, _MARK_END)]
+            pos = line_end + 1
+    out, last = [], 0
+    for at, _, mark in sorted(points):
+        out += [text[last:at], mark]
+        last = at
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _marks_to_html(rendered: str) -> str:
+    """The stand-ins as <mark> elements, each kept inside one text node (so tags always nest)."""
+    out, inside = [], False
+    for part in _HTML_TAG.split(rendered):
+        if part.startswith("<"):
+            out.append(part.replace(_MARK_START, "").replace(_MARK_END, ""))
+            if _BLOCK_CLOSE.match(part):
+                inside = False
+            continue
+        for piece in re.split(f"([{_MARK_START}{_MARK_END}])", part):
+            if piece in (_MARK_START, _MARK_END):
+                inside = piece == _MARK_START
+            elif piece:
+                out.append(f"<mark>{piece}</mark>" if inside and piece.strip() else piece)
+    return "".join(out)
+
+
+def markdown_html(text: str, highlights: list[tuple[int, int]] | None = None) -> str:
+    """Document Markdown as safe HTML (see _markdown_renderer), the `highlights` ranges in <mark>."""
+    return _marks_to_html(_markdown_renderer().render(_with_marks(text, highlights or [])))
+
+
+def section_html(section, caption: str) -> str:
+    """The cited section (assistant.sections.CitedSection) as the source viewer shows it: the caption,
+    then the section as rendered text with the passage marked. Document text is never HTML here."""
+    cut = '<p class="section-cut">…</p>'
+    parts = ['<div class="section-panel">', f'<div class="section-caption">{html.escape(caption)}</div>',
+             f'<div class="section-text" data-section="{int(section.number)}">']
+    if section.heading_line:
+        parts.append(markdown_html(section.heading_line))
+    if section.cut_before:
+        parts.append(cut)
+    parts.append(markdown_html(section.body, section.highlights))
+    if section.cut_after:
+        parts.append(cut)
+    parts.append("</div></div>")
+    return "".join(parts)
 
 
 def report_frames(report: dict) -> dict:
