@@ -76,8 +76,10 @@ class PDFLearningAssistant:
         with self.lock:
             result = self.rag.add_document(path, name=name, progress=progress)
             loaded = LoadResult(**{**dataclasses.asdict(result), "seconds": round(result.seconds, 2)})
+            if not result.pages:
+                loaded.sections = self.section_counts([result.doc_id]).get(result.doc_id, 0)
             if not result.already_present:
-                self._remember(f"Loaded the document '{result.name}' ({result.title}; {result.pages} pages).",
+                self._remember(f"Loaded the document '{result.name}' ({result.title}; {loaded.length}).",
                                "episodic", H.KIND_LOADED, session_id,
                                doc_id=result.doc_id, doc_name=result.name, pages=result.pages, chunks=result.chunks)
                 self._remember_figures(result.doc_id, result.name)

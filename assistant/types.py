@@ -10,12 +10,19 @@ from rag.types import Citation, IngestResult
 @dataclass
 class LoadResult(IngestResult):
     """One file added (or found already there), with the sentence the UI shows for it."""
+    sections: int = 0     # for a document without pages (Markdown, Word, a note): its heading sections
+
+    @property
+    def length(self) -> str:
+        """"264 pages", or "12 sections" for a document without pages."""
+        count, unit = (self.pages, "page") if self.pages else (self.sections, "section")
+        return f"{count} {unit}{'' if count == 1 else 's'}"
 
     @property
     def message(self) -> str:
         if self.already_present:
-            return f"'{self.name}' is already in your library ({self.pages} pages); nothing was added."
-        return f"Added '{self.name}': {self.pages} pages, {self.chunks} passages in {self.seconds:.1f} s."
+            return f"'{self.name}' is already in your library ({self.length}); nothing was added."
+        return f"Added '{self.name}': {self.length}, {self.chunks} passages in {self.seconds:.1f} s."
 
 
 @dataclass

@@ -270,3 +270,16 @@ def test_document_markdown_renders_safely():
     # a mark never crosses a tag: it is closed before <strong> and reopened inside it
     html = markdown_html("plain **strong words** end", [(0, 26)])
     assert html.strip() == ("<p><mark>plain </mark><strong><mark>strong words</mark></strong><mark> end</mark></p>")
+
+
+def test_the_load_sentence_and_the_remembered_load_count_sections_for_markdown(settings, tmp_path):
+    from assistant import PDFLearningAssistant
+    doc = tmp_path / "guide.md"
+    doc.write_text("# One\n\nFirst part of the guide.\n\n# Two\n\nSecond part.\n\n# Three\n\nThird part.", encoding="utf-8")
+    assistant = PDFLearningAssistant("sections-count", settings)
+    loaded = assistant.load_document(doc)
+    assert loaded.sections == 3 and "3 sections" in loaded.message and "0 pages" not in loaded.message
+    again = assistant.load_document(doc)
+    assert "(3 sections)" in again.message
+    remembered = [m.content for m in assistant.memory.list(["episodic"])]
+    assert any("guide.md" in m and "3 sections" in m for m in remembered), remembered
