@@ -132,6 +132,8 @@ class RAGTool:
             save_ocr_lines(stored_file, converted.ocr_lines)   # to highlight quotes on scanned pages
             if source_format == "pdf":
                 self._save_figures(stored_file, doc_id, name, progress)
+        stages["store_file_and_figures"] = time.perf_counter() - t
+        t = time.perf_counter()
         ids = [c.chunk_id for c in chunks]
         written: list = []
         try:
