@@ -23,7 +23,7 @@ def test_pdf_answers_cite_the_right_page(settings, tmp_path):
     tool = RAGTool("alice", settings)
     result = tool.add_document(write(tmp_path, "course.pdf", make_pdf(PAGES)))
     assert result.pages == 3 and result.chunks >= 1
-    assert set(result.stage_seconds) == {"convert", "chunk", "embed", "index"}
+    assert set(result.stage_seconds) == {"convert", "chunk", "store_file_and_figures", "embed", "index"}
     hits = tool.search("What does a recursive function do?")
     top = hits[0]
     assert top.doc_name == "course.pdf" and top.chunk.page_start <= 3 <= top.chunk.page_end
