@@ -99,8 +99,8 @@ def test_get_llm_picks_by_backend(tmp_path, model_dir):
     assert get_llm(Settings(**base, llm_local_model="no-such-model")) is None   # auto falls back to extractive
     status = llm_status(Settings(**base, llm_local_model="no-such-model"))
     assert "quote the best passages" in status and one_sentence(status)
-    with pytest.raises(LLMError, match="not one of auto, openai, local, none"):
-        get_llm(Settings(**base, llm_backend="gpt"))
+    with pytest.raises(ValueError, match="LLM_BACKEND='gpt' must be auto, openai, local or none"):
+        Settings(**base, llm_backend="gpt")     # refused when the settings are read, before any model
 
 
 def test_missing_model_path_is_one_sentence(tmp_path):
