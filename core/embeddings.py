@@ -45,6 +45,11 @@ class Embedder(ABC):
     def supports(self, language: str) -> bool:
         return self.languages is None or language in self.languages
 
+    def for_languages(self, languages: set[str]) -> "Embedder | None":
+        """This embedder if it knows all these languages (rag.dense.DenseSpaces answers the same question
+        for its two embedders)."""
+        return self if all(self.supports(lang) for lang in languages) else None
+
     def relatedness(self, cosine: float) -> float:
         """The cosine on this model's own scale: 0 = typical of unrelated text, 1 = a close paraphrase."""
         unrelated, close = self.calibration

@@ -12,7 +12,6 @@ mixed; `python -m rag reindex` re-embeds.
 """
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,8 +21,6 @@ from core.embeddings import Embedder
 from core.text import detect_language
 from core.vectors import VectorHit, VectorStore, collection_name
 
-log = logging.getLogger(__name__)
-
 EMBED_BATCH = 64   # chunks per embedding call: the model lock is held per batch, so others' questions interleave
 
 Progress = Callable[[str, int, int], None]
@@ -31,7 +28,7 @@ Progress = Callable[[str, int, int], None]
 
 @dataclass
 class DenseSpace:
-    name: str              # "main" or "multilingual": prefixes the retriever's list names
+    name: str              # "main" or "multilingual"
     embedder: Embedder
     collection: str
 

@@ -237,14 +237,11 @@ class Evidence:
 
 
 def embedder_for(embedders, *texts: str):
-    """The embedder that judges meaning across these texts' languages: `embedders` is one Embedder, or
-    anything with `for_languages(set)` (rag.dense.DenseSpaces: the default one, else the multilingual one)."""
+    """The embedder that judges meaning across these texts' languages: `embedders` is one Embedder or
+    rag.dense.DenseSpaces (the default embedder, else the multilingual one); None when none knows them."""
     if embedders is None:
         return None
-    languages = {detect_language(t) for t in texts if t}
-    if hasattr(embedders, "for_languages"):
-        return embedders.for_languages(languages)
-    return embedders if all(embedders.supports(lang) for lang in languages) else None
+    return embedders.for_languages({detect_language(t) for t in texts if t})
 
 
 def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict[str, float], *,

@@ -8,7 +8,6 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from core.embeddings import Embedder
 from core.errors import LLMError
 from core.llm import LLMClient
 from core.settings import Settings
@@ -146,9 +145,8 @@ def focus_documents(scores: dict[str, float], *, max_docs: int = 3) -> list[str]
 
 
 class Retriever:
-    def __init__(self, settings: Settings, store: DocumentStore, dense: DenseSpaces, embedder: Embedder,
-                 llm: LLMClient | None):
-        self.settings, self.store, self.dense, self.embedder, self.llm = settings, store, dense, embedder, llm
+    def __init__(self, settings: Settings, store: DocumentStore, dense: DenseSpaces, llm: LLMClient | None):
+        self.settings, self.store, self.dense, self.llm = settings, store, dense, llm
 
     def search(self, user_id: str, question: str, options: RetrievalOptions) -> RetrievalResult:
         warnings: list[str] = []

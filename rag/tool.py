@@ -62,7 +62,7 @@ class RAGTool:
         self.dense = DenseSpaces(self.vectors, self.user_id, RAG_COLLECTION, self.embedder,
                                  get_multilingual_embedder(self.settings))
         self.llm = get_llm(self.settings)
-        self.retriever = Retriever(self.settings, self.store, self.dense, self.embedder, self.llm)
+        self.retriever = Retriever(self.settings, self.store, self.dense, self.llm)
         self.collection = self.dense.main.collection
 
     # -- documents -----------------------------------------------------------------------------
