@@ -293,7 +293,8 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
                                 seconds=seconds) if sections is None else \
                         t(request, "msg_added_detail_sections", extent=extent(request, 0, sections),
                           chunks=result.chunks, seconds=seconds)
-                    rows[i].update(state="done", message=message)
+                    # what the reader must know about this file: pages read by OCR, pages that stayed unreadable
+                    rows[i].update(state="done", message=" — ".join([message, *result.warnings]))
             except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
                 counts["failed"] += 1
                 rows[i].update(state="error", message=failure(request, exc))
