@@ -5,6 +5,8 @@
 Every handler resolves the person (the login name with APP_USERS, else the one local user) and calls
 that person's `PDFLearningAssistant` (`assistant.get_assistant`); nothing here holds state shared by
 visitors. Errors reach the person as one sentence (a status line or a warning toast), never a traceback.
+The files a browser gets (upload copies, page images, reports) live in that person's folder (assistant.files),
+and webauth's guard in front of Gradio's routes serves each file and session to its owner only.
 UI text comes from static/i18n.json (English and Chinese), chosen by the browser's language.
 
 Q&A: the passages an answer rests on fill the Sources list at once, the answer streams after them; each
@@ -18,7 +20,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 import threading
 import time
 import uuid
@@ -27,13 +28,14 @@ from pathlib import Path
 
 import gradio as gr
 
-from assistant import get_assistant
+from assistant import files as served, get_assistant
 from assistant.types import AskResult, RecallFilters
 from assistant.views import chat_markdown, graph_svg, progress_table, report_frames, section_html
 from core.errors import AssistantError
 from core.settings import Settings, get_settings
 from rag.prompts import EXTRACTIVE_NOTICE
 from rag.types import Citation, SourcesEvent
+from webauth import LOCKOUT_S, LOGIN_FAILURES, guard_middleware
 
 log = logging.getLogger("app")
 HERE = Path(__file__).resolve().parent
@@ -270,6 +272,7 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
             rows[i].update(state="working", message=t(request, "msg_working"))
             yield progress_table(rows, heads), "", gr.update(), gr.update(), gr.update()
             try:
+                path = served.check_upload(settings, a.user_id, path)     # never another person's upload
                 result = None
                 for stage in load_with_progress(a, path, session):
                     if "result" in stage:
@@ -298,6 +301,8 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
             except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
                 counts["failed"] += 1
                 rows[i].update(state="error", message=failure(request, exc))
+            finally:
+                served.discard_upload(settings, a.user_id, path)      # the stored document is the copy kept
             yield progress_table(rows, heads), "", gr.update(), gr.update(), gr.update()
         progress((len(paths), len(paths)))
         table, choices = documents_view(request)
@@ -312,6 +317,7 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
             a = assistant_for(request)
             names = {d.doc_id: d.name for d in a.list_documents()}
             removed = a.delete_document(doc_id, session_id=session)
+            served.forget_document(settings, a.user_id, doc_id)
             status = t(request, "msg_deleted", name=names.get(doc_id, doc_id)) if removed else t(request, "msg_not_found")
             table, choices = documents_view(request)
             return status, table, choices
@@ -408,10 +414,13 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
 
     def page_of(citation: Citation, request) -> dict:
         """The viewer showing a source: a PDF's page image, or a text document's section (as HTML)."""
-        shown = assistant_for(request).render_source(citation)
+        a = assistant_for(request)
+        shown = a.render_source(citation)
         if hasattr(shown, "image"):          # assistant.pages.RenderedPage: a PDF page
             caption = f"{citation.label} — page {shown.page} of {shown.page_count}"
-            return {page_view: gr.update(value=shown.image, label=caption, visible=True),
+            image = served.save_page_image(settings, a.user_id, request.session_hash, citation.doc_id, shown.page,
+                                           shown.image)
+            return {page_view: gr.update(value=image, label=caption, visible=True),
                     section_view: gr.update(value="", visible=False)}
         html = section_html(shown, section_caption(request, citation, shown))
         return {page_view: gr.update(value=None, visible=False), section_view: gr.update(value=html, visible=True)}
@@ -532,13 +541,11 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
             a = assistant_for(request)
             report = a.generate_report()
             validate_report(report)
-            # One folder per user (named by a hash, not by the name); older exports are removed.
-            folder = Path(tempfile.gettempdir()) / "pdf-learning-assistant" / uuid.uuid5(uuid.NAMESPACE_URL, a.user_id).hex
-            for old in sorted(folder.glob("learning-report-*.json"))[:-2]:
-                old.unlink(missing_ok=True)
+            # In the person's own folder, one per tab: the tab's earlier report is removed.
             stamp = time.strftime("%Y%m%d-%H%M%S")
             safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in a.user_id)[:40]
-            path = write_report(report, folder / f"learning-report-{safe}-{stamp}.json")
+            path = write_report(report, served.report_path(settings, a.user_id, request.session_hash,
+                                                           f"learning-report-{safe}-{stamp}.json"))
             s = report["summary"]
             metrics = " · ".join(f"**{t(request, 'metric_' + key)}** {s[field]}" for key, field in (
                 ("documents", "documents"), ("pages", "pages"), ("questions", "questions"), ("notes", "notes"),
@@ -551,6 +558,12 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
         except Exception as exc:  # noqa: BLE001
             message = failure(request, exc)
             return (gr.update(),) * 6 + (message,)
+
+    def forget_tab(request: gr.Request):
+        """A tab closed: its page images and report go (Gradio calls this with the tab's session)."""
+        name = getattr(request, "username", None) or (None if auth_enabled else settings.default_user)
+        if name:
+            served.forget_tab(settings, name, request.session_hash)
 
     # -- layout ----------------------------------------------------------------------------------------
     with gr.Blocks(title="PDF Learning Assistant") as demo:
@@ -722,23 +735,27 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
         report_outputs = [metrics, plot_activity, plot_questions, plot_concepts, plot_memory, download, report_status]
         report_btn.click(refresh_report, None, report_outputs)
         tab_reports.select(refresh_report, None, report_outputs)
+        demo.unload(forget_tab)
 
     demo.queue(default_concurrency_limit=4)
     return demo
 
 
 def launch_options(settings: Settings) -> dict:
-    """Host, port and auth for launch(): login when APP_USERS is set, else loopback only."""
+    """Host, port and auth for launch(): login when APP_USERS is set, else loopback only. webauth's guard
+    serves each file and session to its owner only, and slows password guessing."""
     users = parse_users(settings.app_users)
     host = settings.app_host
     if not users and host not in ("127.0.0.1", "localhost", "::1"):
         log.warning("APP_HOST=%s ignored: without APP_USERS the app serves the local user only, on 127.0.0.1.", host)
         host = "127.0.0.1"
     return dict(server_name=host, server_port=settings.app_port, auth=users or None,
-                auth_message="PDF Learning Assistant — log in with your APP_USERS name." if users else None,
+                auth_message=(f"PDF Learning Assistant — log in with your APP_USERS name. After {LOGIN_FAILURES} "
+                              f"wrong passwords, logging in pauses for {LOCKOUT_S} seconds.") if users else None,
                 i18n=I18N, css_paths=[str(HERE / "static" / "app.css")], footer_links=[],
                 js=(HERE / "static" / "citations.js").read_text(encoding="utf-8"),
-                blocked_paths=[str(settings.data_dir.resolve())], show_error=False)
+                blocked_paths=served.private_paths(settings), show_error=False,
+                app_kwargs={"middleware": [guard_middleware(settings, auth_enabled=bool(users))]})
 
 
 def warm_up(settings: Settings) -> None:
@@ -755,6 +772,7 @@ def main() -> None:
         settings = get_settings()
     except AssistantError as exc:   # an unusable setting: say which, before anything starts
         raise SystemExit(f"error: {exc}") from None
+    served.prepare(settings)            # Gradio keeps its files in DATA_DIR/web, emptied now
     options = launch_options(settings)
     demo = build_app(settings, auth_enabled=bool(options["auth"]))
     import threading

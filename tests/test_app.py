@@ -35,7 +35,9 @@ def test_without_login_the_app_binds_to_loopback_only(settings):
     with_login = settings.model_copy(update={"app_host": "0.0.0.0", "app_users": "alice:pw"})
     options = app.launch_options(with_login)
     assert options["server_name"] == "0.0.0.0" and options["auth"] == [("alice", "pw")]
-    assert str(settings.data_dir.resolve()) in options["blocked_paths"]   # every user's files live there
+    data = settings.data_dir.resolve()                # stored files and stores: never servable; only DATA_DIR/web is
+    assert {str(data / "files"), str(data / "memory")} <= set(options["blocked_paths"])
+    assert str(data / "web") not in options["blocked_paths"]
 
 
 def test_no_llm_disables_expansion_and_shows_the_extractive_note(settings):

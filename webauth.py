@@ -1,0 +1,346 @@
+"""Who may see what over HTTP: an ASGI middleware in front of Gradio's own routes (`guard_middleware`).
+
+Gradio checks only that a visitor is logged in. This adds, per person:
+
+- file URLs (/gradio_api/file=…) are served only from the requester's own folder (assistant.files);
+  any other path is 404 — another person's upload, page image or report included;
+- uploads (/gradio_api/upload): each received file moves into the uploader's folder at once, and the
+  answer names it there, so an upload is never a path someone else can use;
+- a Gradio session (the hash a tab sends with each event) and an event id belong to the person who used
+  them first; anyone else naming them gets 403, so no one can read or drive another person's tab;
+- /gradio_api/deep_link (a shareable snapshot of a tab's values, which this app does not offer) is 404;
+- POST /login: after LOGIN_FAILURES failures within LOGIN_WINDOW_S for one name or one client address,
+  further attempts are refused for LOCKOUT_S with 429 and one sentence (Retry-After says when).
+
+The logged-in name is read the way Gradio's own `get_current_user` reads it: the access-token cookie,
+looked up in the Gradio app's `tokens`.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+import time
+from collections import OrderedDict, deque
+from urllib.parse import parse_qs
+
+from starlette.middleware import Middleware
+from starlette.requests import Request
+
+from assistant import files
+from assistant.files import AccessDenied
+from core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+API = "/gradio_api"
+FILE_ROUTES = (f"{API}/file=", f"{API}/file/")
+EVENT_ROUTES = (f"{API}/queue/join", f"{API}/call/")       # their answer names a new event id
+LOGIN_FAILURES = 5
+LOGIN_WINDOW_S = 60
+LOCKOUT_S = 60
+MAX_EVENT_BODY = 8 * 1024 * 1024
+MAX_LOGIN_BODY = 64 * 1024
+
+
+def guard_middleware(settings: Settings, *, auth_enabled: bool) -> Middleware:
+    """For launch(app_kwargs={"middleware": [...]}): Gradio passes app_kwargs to its FastAPI app."""
+    return Middleware(AccessGuard, settings=settings, auth_enabled=auth_enabled)
+
+
+class LoginLimiter:
+    """Failed logins per name and per client address; a key with LOGIN_FAILURES failures inside the
+    window is locked for LOCKOUT_S. A successful login clears its name (not its address)."""
+
+    def __init__(self, failures: int = LOGIN_FAILURES, window_s: float = LOGIN_WINDOW_S,
+                 lockout_s: float = LOCKOUT_S, clock=time.monotonic):
+        self.failures, self.window_s, self.lockout_s, self.clock = failures, window_s, lockout_s, clock
+        self._failed: dict[str, deque] = {}
+        self._locked_until: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _keys(name: str, address: str) -> tuple[str, str]:
+        return f"name:{name.strip().lower()}", f"address:{address}"
+
+    def refused_for(self, name: str, address: str) -> int:
+        """Seconds until this name and address may try again (0: they may now)."""
+        now = self.clock()
+        with self._lock:
+            left = max(self._locked_until.get(key, 0.0) - now for key in self._keys(name, address))
+        return math.ceil(left) if left > 0 else 0
+
+    def failed(self, name: str, address: str) -> None:
+        now = self.clock()
+        with self._lock:
+            for key in self._keys(name, address):
+                recent = self._failed.setdefault(key, deque())
+                recent.append(now)
+                while recent and recent[0] <= now - self.window_s:
+                    recent.popleft()
+                if len(recent) >= self.failures:
+                    self._locked_until[key] = now + self.lockout_s
+                    recent.clear()
+            self._forget_old(now)
+
+    def succeeded(self, name: str) -> None:
+        with self._lock:
+            self._failed.pop(self._keys(name, "")[0], None)
+
+    def _forget_old(self, now: float) -> None:
+        if len(self._failed) + len(self._locked_until) < 10_000:
+            return
+        self._failed = {k: q for k, q in self._failed.items() if q and q[-1] > now - self.window_s}
+        self._locked_until = {k: t for k, t in self._locked_until.items() if t > now}
+
+
+class Owners:
+    """The person who first used each session hash or event id (the oldest are forgotten past `limit`)."""
+
+    def __init__(self, limit: int = 200_000):
+        self.limit = limit
+        self._owner: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def claim(self, key: str, user: str) -> bool:
+        """True when `user` owns `key` (claiming it if no one has yet)."""
+        with self._lock:
+            owner = self._owner.setdefault(key, user)
+            if len(self._owner) > self.limit:
+                self._owner.popitem(last=False)
+            return owner == user
+
+
+class AccessGuard:
+    def __init__(self, app, *, settings: Settings, auth_enabled: bool, limiter: LoginLimiter | None = None):
+        self.app = app
+        self.settings = settings
+        self.auth_enabled = auth_enabled
+        self.limiter = limiter or LoginLimiter()
+        self.owners = Owners()
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        path, method = route_path(scope), scope["method"]
+        if method == "POST" and path.rstrip("/") == "/login":
+            return await self.login(scope, receive, send)
+        if not path.startswith(API + "/"):
+            return await self.app(scope, receive, send)
+        if path.rstrip("/") == f"{API}/deep_link":
+            return await respond(send, 404, "Not found.")
+        file_request = path.startswith(FILE_ROUTES)
+        upload = method == "POST" and path.rstrip("/") == f"{API}/upload"
+        new_event = method == "POST" and path.startswith(EVENT_ROUTES)
+        keys, receive = ([], receive) if file_request or upload else await named_sessions(scope, receive, path)
+        if not (file_request or upload or new_event or keys):
+            return await self.app(scope, receive, send)
+        user = self.user_of(scope)
+        if user is None:   # fail closed, even where Gradio itself would not ask (its heartbeat)
+            return await respond(send, 401, "Please log in.")
+        if file_request:
+            return await self.serve_file(scope, receive, send, user, path)
+        if upload:
+            return await self.upload(scope, receive, send, user)
+        for key in keys:
+            if not self.owners.claim(key, user):
+                log.warning("user %r named a session or event of another user (%s %s)", user, method, path)
+                return await respond(send, 403, "This session belongs to someone else.")
+        if new_event:
+            return await self.record_event(scope, receive, send, user)
+        return await self.app(scope, receive, send)
+
+    def user_of(self, scope) -> str | None:
+        """The logged-in name (as gradio.routes' get_current_user finds it), or the local user without login."""
+        if not self.auth_enabled:
+            return self.settings.default_user
+        app = scope.get("app")
+        cookie_id, tokens = getattr(app, "cookie_id", None), getattr(app, "tokens", None)
+        if cookie_id is None or not isinstance(tokens, dict):
+            log.error("the Gradio app has no login tokens; refusing the request")
+            return None
+        cookies = Request(scope).cookies
+        token = cookies.get(f"access-token-{cookie_id}") or cookies.get(f"access-token-unsecure-{cookie_id}")
+        return tokens.get(token) if token else None
+
+    async def serve_file(self, scope, receive, send, user: str, path: str):
+        requested = next(path[len(prefix):] for prefix in FILE_ROUTES if path.startswith(prefix))
+        if not files.owns(self.settings, user, requested):
+            log.warning("user %r asked for a file that is not theirs: %s", user, requested)
+            return await respond(send, 404, "Not found.")
+        return await self.app(scope, receive, send)
+
+    async def upload(self, scope, receive, send, user: str):
+        """Let Gradio receive the files, then move them into the uploader's folder and name them there."""
+        answer = CapturedResponse()
+        await self.app(scope, receive, answer.send)
+        if answer.status != 200:
+            return await answer.forward(send)
+        try:
+            moved = [files.claim_upload(self.settings, user, p) for p in json.loads(answer.body)]
+        except (ValueError, TypeError, OSError, AccessDenied):
+            log.exception("moving an upload of %r into their folder failed", user)
+            return await respond(send, 500, "The upload could not be stored; please upload the file again.")
+        return await answer.forward(send, json.dumps(moved).encode())
+
+    async def record_event(self, scope, receive, send, user: str):
+        """An event joins the queue: its id (which streams its results) is the joiner's."""
+        answer = CapturedResponse()
+        await self.app(scope, receive, answer.send)
+        if answer.status == 200:
+            try:
+                event_id = json.loads(answer.body).get("event_id")
+            except (ValueError, AttributeError):
+                event_id = None
+            if event_id:
+                self.owners.claim(str(event_id), user)
+        return await answer.forward(send)
+
+    async def login(self, scope, receive, send):
+        try:
+            body = await read_body(receive, MAX_LOGIN_BODY)
+        except BodyTooLarge:
+            return await respond(send, 413, "The login form is too large.")
+        name = await login_name(scope, body)
+        address = (scope.get("client") or ("unknown",))[0]
+        wait = self.limiter.refused_for(name, address)
+        if wait:
+            log.warning("login refused for %r from %s: too many failures", name, address)
+            return await respond(send, 429, f"Too many failed logins; try again in {wait} seconds.",
+                                 headers=[(b"retry-after", str(wait).encode())])
+        status: dict[str, int] = {}
+
+        async def observe(message):
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        await self.app(scope, replay(body, receive), observe)
+        if status.get("code") == 200:
+            self.limiter.succeeded(name)
+        elif status.get("code") in (400, 401):
+            log.info("failed login for %r from %s", name, address)
+            self.limiter.failed(name, address)
+
+
+# -- ASGI helpers ------------------------------------------------------------------------------------------
+
+class BodyTooLarge(Exception):
+    pass
+
+
+def route_path(scope) -> str:
+    """The request path below the app's root path (what Gradio's routes match)."""
+    path, root = scope.get("path", ""), scope.get("root_path", "")
+    return path[len(root):] if root and path.startswith(root) else path
+
+
+async def read_body(receive, limit: int) -> bytes:
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge()
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            break
+    return b"".join(chunks)
+
+
+def replay(body: bytes, receive):
+    """A `receive` that gives the app the body already read, then whatever the client sends next."""
+    given = False
+
+    async def again():
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+    return again
+
+
+async def named_sessions(scope, receive, path: str) -> tuple[list[str], object]:
+    """The session hashes and event ids a request names (Gradio's queue, call, stream, cancel and heartbeat
+    routes), and a `receive` that still holds the request body."""
+    method, parts = scope["method"], path[len(API) + 1:].rstrip("/").split("/")
+    keys: list[str] = []
+    if method in ("GET", "HEAD"):
+        keys += parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_hash", [])
+        if parts[0] == "heartbeat" and len(parts) == 2:
+            keys.append(parts[1])
+        elif parts[0] == "call" and len(parts) >= 3:
+            keys.append(parts[-1])                                  # /call/[v2/]<api>/<event id>
+        elif parts[0] == "stream" and len(parts) >= 2:
+            keys.append(parts[1])
+    elif method == "POST" and parts[0] in ("queue", "call", "cancel", "run", "api", "stream"):
+        if parts[0] == "stream" and len(parts) >= 2:
+            keys.append(parts[1])                                   # /stream/<event id>[/close]
+        try:
+            body = await read_body(receive, MAX_EVENT_BODY)
+        except BodyTooLarge:
+            body = b""
+            keys.append("\0too-large")                              # no one owns it: refused below
+        receive = replay(body, receive)
+        try:
+            fields = json.loads(body) if body else {}
+        except ValueError:
+            fields = {}
+        if isinstance(fields, dict):
+            keys += [str(fields[k]) for k in ("session_hash", "event_id") if fields.get(k)]
+    return [k for k in keys if k], receive
+
+
+async def login_name(scope, body: bytes) -> str:
+    """The username field of a login form (multipart, as Gradio's page sends it, or urlencoded)."""
+    request = Request(scope, receive=replay(body, _nothing))
+    try:
+        form = await request.form()
+        name = str(form.get("username") or "")
+        await form.close()
+        return name.strip()
+    except Exception:  # noqa: BLE001 - an unreadable form still counts against its address
+        log.debug("unreadable login form", exc_info=True)
+        return ""
+
+
+async def _nothing():
+    return {"type": "http.disconnect"}
+
+
+class CapturedResponse:
+    """A small response held back so its body can be read (and changed) before it is sent."""
+
+    def __init__(self):
+        self.start: dict | None = None
+        self.body = bytearray()
+
+    @property
+    def status(self) -> int | None:
+        return self.start["status"] if self.start else None
+
+    async def send(self, message):
+        if message["type"] == "http.response.start":
+            self.start = message
+        elif message["type"] == "http.response.body":
+            self.body += message.get("body", b"")
+
+    async def forward(self, send, body: bytes | None = None):
+        body = bytes(self.body) if body is None else body
+        headers = [(k, v) for k, v in (self.start or {}).get("headers", []) if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": self.status or 500, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+async def respond(send, status: int, sentence: str, headers: list | None = None):
+    body = json.dumps({"detail": sentence}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})
