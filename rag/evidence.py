@@ -217,11 +217,38 @@ def coverage(question_terms: set[str], unit_terms: set[str], weights: dict[str, 
 _ASKS_DEFINITION = re.compile(r"^\s*(what\s+(is|are|does .+ mean)|define|explain what|meaning of)\b|什么是|是什么|"
                               r"指什么|含义|定义", re.IGNORECASE)
 _DEFINES = re.compile(r"\b(is|are) (a|an|the|called|used|defined)\b|\bmeans?\b|\brefers? to\b|\bis called\b|"
-                      r"\bdefined as\b|是一种|是指|称为|定义为|是", re.IGNORECASE)
+                      r"\bdefined as\b|是一种|是指|称为|定义为", re.IGNORECASE)
+# A Chinese definition names its subject first: "X是…", "X（…），中国足球运动员", "X，又称…". A 是 anywhere
+# else ("在作客深圳队（实是在…）") defines nothing.
+_ZH_DEFINES = re.compile(r"^[^，。；：]{0,6}?(是|为|（[^）]{0,40}）[，,]?|，(又称|又名|是|为))")
+
+
+def defines(unit_text: str, question_terms: set[str]) -> bool:
+    """Whether the unit reads as a definition of something the question names."""
+    head = unit_text[:200]
+    if _DEFINES.search(head):
+        return True
+    for term in question_terms:
+        if len(term) >= 2 and CJK_CHAR.match(term) and head.startswith(term):
+            return bool(_ZH_DEFINES.match(head[len(term):]))
+    return False
 _ASKS_NUMBER = re.compile(r"\b(how (much|many|long|old|big|large|far)|what (was|is|were) the (total|amount|"
                           r"number|percentage|rate|value|cost|price|revenue)|what percentage|ratio)\b|多少|几|"
                           r"多长|多大|多高|哪一年|何时|什么时候", re.IGNORECASE)
 _NUMBER = re.compile(r"\d")
+# "多少公里", "几年", "how many years": the unit the number must come with
+_ASKED_UNIT = re.compile(r"(?:多少|几)([\u4e00-\u9fff]{1,2})|\bhow many ([a-z]+)", re.IGNORECASE)
+
+
+def asked_unit(question: str) -> re.Pattern | None:
+    """A pattern for "a number with the unit the question asks for" ("548公里" for "全长多少公里")."""
+    m = _ASKED_UNIT.search(question)
+    if not m:
+        return None
+    if m.group(1):
+        return re.compile(rf"\d\s*(?:{re.escape(m.group(1))}|{re.escape(m.group(1)[0])})")
+    word = stem(m.group(2).lower())
+    return re.compile(rf"\d[\d,.]*\s+{re.escape(word)}", re.IGNORECASE)
 
 
 # -- scoring -----------------------------------------------------------------------------------------
@@ -277,7 +304,9 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
                                                                           hit.chunk.text]))), weights)
                       for _, hit, _ in candidates}
     asks_definition = bool(_ASKS_DEFINITION.search(question))
+    subject_terms = {t for t in search_tokens(question) if not _ZH_QUESTION_WORDS.fullmatch(t)}
     asks_number = bool(_ASKS_NUMBER.search(question))
+    unit_pattern = asked_unit(question)
     out = []
     for i, (n, hit, unit) in enumerate(candidates):
         lexical = lexical_scores[i]
@@ -286,17 +315,19 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
             score = 0.6 * lexical + 0.4 * passage_scores[id(hit)]
         else:
             score = 0.55 * lexical + 0.45 * semantic
-        if asks_definition and _DEFINES.search(unit.text[:200]):
+        if asks_definition and defines(unit.text, subject_terms):
             score += 0.08
         if asks_number:
             score += 0.06 if _NUMBER.search(unit.text) else -0.06
+            if unit_pattern is not None and unit_pattern.search(unit.text):
+                score += 0.06
         if _EXERCISE.match(unit.text) or unit.text.rstrip().endswith(("?", "？")) or \
                 any(_EXERCISE.match(h) for h in hit.chunk.heading_path[-1:]):
             score -= 0.3          # an exercise or a question in the text asks; it does not answer
         score += 0.03 / n     # the retriever's order breaks near-ties
-        out.append(Evidence(n, hit, unit, max(0.0, min(1.0, score)), lexical, semantic))
-    out.sort(key=lambda e: -e.score)
-    return out
+        out.append((score, Evidence(n, hit, unit, max(0.0, min(1.0, score)), lexical, semantic)))
+    out.sort(key=lambda pair: -pair[0])     # by the unclipped score: two units at 1.0 are not equal
+    return [ev for _, ev in out]
 
 
 def evidence_strength(evidence: list[Evidence]) -> float:

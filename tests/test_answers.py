@@ -142,6 +142,51 @@ def test_questions_the_documents_do_not_answer_are_declined_with_related_passage
     assert not zh.refused and "间隔最大" in zh.text
 
 
+PEOPLE = """# 张世昌
+
+2011年性格火爆的张世昌在作客深圳队（实是在当时的临时主场惠州）的赛事中出彩，与看台的球迷发生小冲突。
+张世昌（1985－），中国足球运动员，司职守门员，以火爆的性格闻名。
+
+# 当惹雍错
+
+当惹雍错环湖一周的路况起伏不大，2001年起有游客前往。
+当惹雍错环湖一周约250公里，多数路段可通汽车。
+"""
+
+
+def test_a_chinese_definition_names_its_subject_first(settings):
+    tool = RAGTool("reader", settings)
+    tool.add_text(PEOPLE, title="人物与湖泊", name="people.md")
+    _, answer = stream(tool, "张世昌的职业是什么？")
+    assert "足球运动员" in answer.text.split("\n")[0]      # "X（…），中国足球运动员" defines X; a stray 是 does not
+
+
+def test_a_how_much_question_prefers_the_number_with_the_asked_unit(settings):
+    tool = RAGTool("reader", settings)
+    tool.add_text(PEOPLE, title="人物与湖泊", name="people.md")
+    _, answer = stream(tool, "当惹雍错环湖一周有多少公里？")
+    assert "250公里" in answer.text.split("\n")[0]
+    from rag.evidence import asked_unit
+    assert asked_unit("全长多少公里？").search("全长548公里") and not asked_unit("全长多少公里？").search("2001年")
+    assert asked_unit("How many years did it last?").search("it lasted 15 years")
+    assert asked_unit("What is a tuple?") is None
+
+
+def test_a_sentence_cut_by_the_chunk_overlap_is_quoted_whole(settings):
+    from rag.answer import extractive_answer
+    from rag.evidence import Evidence, Unit
+    from rag.types import Chunk, SearchHit
+    whole = "波吉亚家族的教宗亚历山大六世是第一位使用宗座华盖作为教宗世俗权力标志的教宗。"
+    cut = whole[3:]                                   # the next chunk starts inside the sentence
+    def evidence(n, text, score):
+        chunk = Chunk(doc_id="d", chunk_id=f"c{n}", ordinal=n, text=text, heading_path=[], page_start=None,
+                      page_end=None, char_start=0, char_end=len(text), token_count=len(text))
+        return Evidence(n, SearchHit(chunk=chunk, doc_name="d.md", doc_title="d", score=1 / n, rank=n),
+                        Unit(0, len(text), "sentence", text), score, score, None)
+    answer = extractive_answer("第一位使用宗座华盖的教宗是谁？", [evidence(1, cut, 1.0), evidence(2, whole, 0.99)])
+    assert answer.text.startswith(f"**{whole}**") and answer.text.count("亚历山大六世") == 1
+
+
 # -- citations and checks -------------------------------------------------------------------------------------
 
 def test_citation_numbers_follow_first_use_even_when_a_number_is_split_across_pieces():
