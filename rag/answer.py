@@ -11,6 +11,8 @@ Citations are numbered 1..n in the order the answer first uses them.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -196,6 +198,11 @@ def _near_duplicate(a: str, b: str) -> bool:
     return len(ta & tb) / min(len(ta), len(tb)) >= 0.8
 
 
+def _completes(longer: str, shorter: str) -> bool:
+    """`longer` is `shorter` with its cut-off beginning (or end) restored."""
+    return len(longer) > len(shorter) and " ".join(shorter.split()) in " ".join(longer.split())
+
+
 def _shown(unit: Unit) -> str:
     if unit.kind == "code":
         return f"```\n{unit.text}\n```"
@@ -224,9 +231,12 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
     for ev in evidence:
         if chosen and (len(chosen) > max_quotes or ev.score < min_relative * chosen[0].score):
             break
-        if any(_near_duplicate(ev.unit.text, c.unit.text) for c in chosen):
-            continue
-        chosen.append(ev)
+        twin = next((k for k, c in enumerate(chosen) if _near_duplicate(ev.unit.text, c.unit.text)), None)
+        if twin is None:
+            chosen.append(ev)
+        elif _completes(ev.unit.text, chosen[twin].unit.text):
+            # the same sentence whole: an overlapping chunk starts mid-sentence ("族的教宗…")
+            chosen[twin] = dataclasses.replace(ev, score=max(ev.score, chosen[twin].score))
     numbers: dict[str, int] = {}
     citations: list[Citation] = []
     lines: list[str] = []
@@ -242,17 +252,41 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
             if c.page_start is not None and extra.page_start is not None:
                 c.page_start, c.page_end = min(c.page_start, extra.page_start), max(c.page_end, extra.page_end)
         shown, mark = _with_example(ev), f"[{numbers[cid]}]"
-        if "```" in shown or ev.unit.kind == "table":
-            head, _, rest = shown.partition("\n")
-            if i == 0 and ev.unit.kind == "sentence":
-                lines.append(f"**{head}** {mark}\n{rest}")
-            else:
-                lines.append(f"{shown}\n\n{mark}")
-        elif i == 0:
+        if i == 0 and "```" not in shown and ev.unit.kind != "table":
             lines.append(f"**{shown}** {mark}")
+        elif i == 0 and ev.unit.kind == "sentence":
+            head, _, rest = shown.partition("\n")
+            lines.append(f"**{head}** {mark}\n{rest}")
         else:
-            lines.append(f"> {shown} {mark}")
+            lines.append(_quote(ev, mark))
     return Answer(question=question, text="\n\n".join(lines), citations=citations, mode="extractive")
+
+
+def _quote(ev: Evidence, mark: str) -> str:
+    """A supporting unit under an answer: a sentence as a block quote, code and table rows as they are."""
+    shown = _with_example(ev)
+    if "```" in shown or ev.unit.kind == "table":
+        return f"{shown}\n\n{mark}"
+    return f"> {shown} {mark}"
+
+
+def add_supporting_quote(answer: Answer, evidence: list[Evidence]) -> str:
+    """Under a composed answer, the document's own words that answer best, unless the answer already says
+    them: the learner reads the source, not only the model's paraphrase of it. Returns the added text."""
+    if not evidence or not answer.text.strip():
+        return ""
+    best = evidence[0]
+    if _near_duplicate(best.unit.text, re.sub(r"\[\d{1,3}\]|⚠", "", answer.text)):
+        return ""
+    cited = next((c for c in answer.citations if c.chunk_id == best.hit.chunk.chunk_id), None)
+    if cited is None:
+        cited = citation_for(len(answer.citations) + 1, best.hit, quote=best.unit.text, support=best.score)
+        answer.citations.append(cited)
+    elif best.unit.text not in cited.quote:
+        cited.quote += " … " + best.unit.text
+    added = "\n\n" + _quote(best, f"[{cited.n}]")
+    answer.text += added
+    return added
 
 
 def stream_composed_answer(question: str, sources: list[Source], llm, *, system: str,
