@@ -106,18 +106,42 @@ class PDFLearningAssistant:
                 for d in self.rag.list_documents()]
 
     def delete_document(self, doc_id: str, *, session_id: str | None = None) -> bool:
-        """Remove a document everywhere (vectors, BM25, rows, stored file). False if it was not there."""
+        """Remove a document everywhere: the memories that quote it (its figures; what answers quoted of
+        it), then the document itself (cached embeddings, rows, vectors, stored file: RAGTool.remove_document).
+        False if it was not there. Memories go first: a crash midway leaves the document listed, and
+        deleting it again finishes the job; the other way round, quotes of a gone document would stay."""
         with self.lock:
             record = self.rag.get_document(doc_id)
             if record is None:
                 return False
             self._forget_figures(doc_id)
+            self._forget_quotes(doc_id, record.name)
             removed = self.rag.remove_document(doc_id)
             self._concepts.pop(doc_id, None)
             if removed:
                 self._remember(f"Removed the document '{record.name}'.", "episodic", H.KIND_REMOVED, session_id,
                                doc_id=doc_id, doc_name=record.name)
             return removed
+
+    def _forget_quotes(self, doc_id: str, doc_name: str) -> int:
+        """Answers remembered with a citation of the document (episodes, and their consolidated copies)
+        lose the answer text and those citations; the question, the person's own words, stays. Returns
+        how many memories changed. "Loaded / removed the document" records keep its name: they are the
+        person's history, not its content."""
+        changed = 0
+        for item in self.memory.list(["episodic", "semantic"]):
+            cited = item.metadata.get("citations") or []
+            if not any(isinstance(c, dict) and c.get("doc_id") == doc_id for c in cited):
+                continue
+            labels = item.metadata.get("cited_labels") or []
+            kept = [i for i, c in enumerate(cited) if not (isinstance(c, dict) and c.get("doc_id") == doc_id)]
+            question = item.metadata.get("question") or item.content.split("\n", 1)[0].removeprefix("Asked: ")
+            self.memory.update(item.id, content=f"Asked: {question}\nThe answer quoted '{doc_name}', which has "
+                                                "since been removed.",
+                               metadata={"citations": [cited[i] for i in kept], "answer": "",
+                                         "cited_labels": [labels[i] for i in kept if i < len(labels)]})
+            changed += 1
+        return changed
 
     def render_source(self, citation: Citation, *, scale: float = 1.5) -> RenderedPage | CitedSection:
         """The cited page as an image with the cited passage highlighted; for a document without pages
@@ -131,7 +155,8 @@ class PDFLearningAssistant:
             raise DocumentError(f"This passage of '{record.name}' has no page number.")
         page = best_page(record.file_path, citation.page_start, citation.page_end or citation.page_start,
                          citation.quote)
-        return render_page(record.file_path, page, citation.quote, scale=scale)
+        return render_page(record.file_path, page, citation.quote, scale=scale,
+                           figures=self.rag.figures(citation.doc_id))
 
     def section_counts(self, doc_ids: list[str]) -> dict[str, int]:
         """doc_id -> number of sections, for documents without pages (shown where a PDF shows pages)."""
@@ -256,6 +281,8 @@ class PDFLearningAssistant:
     # == recall / maintenance =====================================================================
     def recall(self, query: str = "", filters: RecallFilters | None = None) -> list[MemoryRef]:
         """Search every memory type (or the filtered ones) for `query`; with no query, the newest first."""
+        from memory.manager import check_query_length
+        check_query_length(query or "")
         filters = filters or RecallFilters()
         types = filters.memory_types or ["working", "episodic", "semantic", "perceptual"]
         if filters.since and filters.until and filters.since > filters.until:

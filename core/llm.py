@@ -53,6 +53,19 @@ def _read_until(q: queue.Queue, deadline: float) -> Iterator[tuple[str, object]]
 
 
 # -- the OpenAI-compatible endpoint ---------------------------------------------------------------------
+class _EmptyAnswer(Exception):
+    """The endpoint ended its answer without a word: an empty event stream, or no event stream at all
+    (a proxy's HTML error page with 200 OK reads as a stream of no events)."""
+
+    def __init__(self, content_type: str):
+        super().__init__(content_type)
+        self.is_event_stream = "event-stream" in content_type.lower()
+
+
+# What parsing a reply that is not an OpenAI answer raises (an HTML error page, broken JSON, no choices).
+_UNREADABLE_REPLY = (ValueError, TypeError, AttributeError, KeyError, IndexError)
+
+
 def _friendly(exc: Exception, base_url: str | None) -> LLMError:
     import openai
     where = base_url or "the OpenAI API"
@@ -68,6 +81,12 @@ def _friendly(exc: Exception, base_url: str | None) -> LLMError:
         msg = f"The language model at {where} does not know this model; check LLM_MODEL."
     elif isinstance(exc, openai.APIStatusError):
         msg = f"The language model at {where} returned an error (HTTP {exc.status_code}); see the log for details."
+    elif isinstance(exc, _EmptyAnswer) and exc.is_event_stream:
+        msg = (f"The language model at {where} sent back an empty answer; check that LLM_MODEL is a chat model "
+               "it serves, or see its log.")
+    elif isinstance(exc, (_EmptyAnswer, *_UNREADABLE_REPLY)):
+        msg = (f"The language model at {where} sent a reply this app cannot read (not an OpenAI-compatible "
+               "answer); check that OPENAI_BASE_URL is the server's /v1 address.")
     else:
         msg = f"The language model at {where} failed ({type(exc).__name__}); see the log for details."
     return LLMError(msg)
@@ -107,6 +126,7 @@ class LLMClient:
         deadline = time.monotonic() + timeout
         stop = threading.Event()
         q: queue.Queue = queue.Queue()
+        reply: dict[str, str] = {}
 
         def produce() -> None:
             try:
@@ -114,6 +134,7 @@ class LLMClient:
                     model=self.model, messages=messages, stream=True,
                     max_tokens=max_tokens or self.settings.llm_max_tokens,
                     temperature=self.settings.llm_temperature)
+                reply["content_type"] = response.response.headers.get("content-type", "")
                 try:
                     for event in response:
                         if stop.is_set():
@@ -129,12 +150,19 @@ class LLMClient:
                 q.put(("done", None))
 
         threading.Thread(target=produce, name="llm-stream", daemon=True).start()
+        wrote = False
         try:
             for kind, value in _read_until(q, deadline):
                 if kind == "error":
                     log.error("LLM stream failed", exc_info=value)
                     raise _friendly(value, self.settings.openai_base_url) from value
+                wrote = True
                 yield value
+            if not wrote:   # an answer of no words is a failure, not an answer that "found nothing"
+                empty = _EmptyAnswer(reply.get("content_type", ""))
+                log.error("LLM stream from %s ended without any text (Content-Type %r)",
+                          self.settings.openai_base_url, empty.args[0])
+                raise _friendly(empty, self.settings.openai_base_url)
         except _Timeout:
             log.warning("LLM answer stopped after %.1f s (LLM_TIMEOUT_S)", timeout)
             raise LLMError(f"The language model at {self.settings.openai_base_url or 'the OpenAI API'} did not "

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import uuid
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
@@ -26,6 +27,7 @@ from core.errors import InvalidRequest
 from core.settings import Settings, get_settings
 from memory.episodic import EpisodicMemory
 from memory.perceptual import PerceptualMemory, describe_file, modality_of
+from memory.rollup import EPISODIC_CAP, ROLLUP_TARGET_SHARE, plan_rollup, summary_record
 from memory.semantic import SemanticMemory
 from memory.sqlite_store import get_document_store
 from memory.types import (ClearResult, ConsolidateResult, ForgetResult, ForgetStrategy, MemoryItem,
@@ -38,7 +40,9 @@ log = logging.getLogger(__name__)
 ALL_TYPES = list(MemoryType)
 PERSISTENT_TYPES = [MemoryType.EPISODIC, MemoryType.SEMANTIC, MemoryType.PERCEPTUAL]
 MAX_CONTENT_CHARS = 100_000
+MAX_QUERY_CHARS = 1000         # a memory search is a phrase or a question, not a pasted text
 MAX_LIMIT = 1000
+_ROLLUP_LOCK = threading.Lock()
 
 
 def check_user_id(user_id) -> str:
@@ -64,6 +68,14 @@ def check_content(content) -> str:
     return content.strip()
 
 
+def check_query_length(query: str) -> str:
+    """A search typed by a person or an agent (recall, MemoryTool search): at most MAX_QUERY_CHARS."""
+    if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
+        raise InvalidRequest(f"A memory search can be at most {MAX_QUERY_CHARS:,} characters; this one has "
+                             f"{len(query):,}, so search for a shorter phrase.")
+    return query
+
+
 def check_metadata(metadata) -> dict:
     if metadata is None:
         return {}
@@ -85,7 +97,10 @@ def check_limit(limit) -> int:
 
 class MemoryManager:
     def __init__(self, settings: Settings | None = None, user_id: str | None = None, *,
-                 recency_reference: str = "now", retrieval_mode: str = "hybrid", fusion: str | None = None):
+                 recency_reference: str = "now", retrieval_mode: str = "hybrid", fusion: str | None = None,
+                 episodic_cap: int = EPISODIC_CAP):
+        """`episodic_cap`: episodic memories kept before the oldest everyday ones are rolled up into one
+        summary per day (memory.rollup); not a setting, a smaller one is for tests and tools."""
         self.settings = settings or get_settings()
         self.user_id = check_user_id(user_id if user_id is not None else self.settings.default_user)
         if recency_reference not in ("now", "newest"):
@@ -94,7 +109,11 @@ class MemoryManager:
             raise InvalidRequest("retrieval_mode must be 'hybrid' or 'dense' for memory search.")
         if fusion not in (None, "convex", "rrf"):
             raise InvalidRequest("fusion must be 'convex' or 'rrf'.")
+        if isinstance(episodic_cap, bool) or not isinstance(episodic_cap, int) or episodic_cap < 2:
+            raise InvalidRequest(f"episodic_cap must be a whole number of at least 2, not {episodic_cap!r}.")
         self.recency_reference = recency_reference
+        self.episodic_cap = episodic_cap
+        self._no_rollup_below = 0          # past the cap, the count at which a rollup is worth planning again
         self.docs = get_document_store(self.settings.path("memory", "memories.sqlite3"))
         self.working = get_working_memory(str(self.settings.data_dir.resolve()), self.user_id,
                                           self.settings.working_memory_capacity,
@@ -168,6 +187,39 @@ class MemoryManager:
                     self.working.add(it)
             else:
                 self._stores[mtype].add_many(group)
+        if MemoryType.EPISODIC in by_type:
+            self.roll_up_episodes()
+
+    def roll_up_episodes(self) -> int:
+        """Past the episodic cap, roll the oldest everyday episodes up into one summary per day (see
+        memory.rollup). Returns how many episodic memories fewer there are."""
+        if self.docs.counts(self.user_id).get(MemoryType.EPISODIC.value, 0) <= max(self.episodic_cap,
+                                                                                   self._no_rollup_below):
+            return 0
+        with _ROLLUP_LOCK:      # two managers of one user (the app's, an agent's) must not roll up one day twice
+            return self._roll_up_locked()
+
+    def _roll_up_locked(self) -> int:
+        total = self.docs.counts(self.user_id).get(MemoryType.EPISODIC.value, 0)
+        if total <= max(self.episodic_cap, self._no_rollup_below):
+            return 0
+        excess = total - int(self.episodic_cap * ROLLUP_TARGET_SHARE)
+        plans = plan_rollup(self.docs.list(self.user_id, types=[MemoryType.EPISODIC], order="timestamp ASC"), excess)
+        if not plans:   # every episode is important: look again only after a tenth of the cap more
+            self._no_rollup_below = total + max(1, self.episodic_cap // 10)
+            log.warning("%s has %d episodic memories (cap %d), none of them everyday enough to roll up",
+                        self.user_id, total, self.episodic_cap)
+        for plan in plans:
+            record = summary_record(plan)
+            summary = self._new_item(record["content"], MemoryType.EPISODIC, record["importance"], record["metadata"],
+                                     record["timestamp"], None)
+            self.episodic.add_many([summary])        # the summary first: a crash between leaves both, loses nothing
+            self._remove_items(plan.replaced)
+        fewer = total - self.docs.counts(self.user_id).get(MemoryType.EPISODIC.value, 0)
+        if plans:
+            log.info("Rolled up %d days of episodes of %s: %d episodic memories fewer (cap %d)",
+                     len(plans), self.user_id, fewer, self.episodic_cap)
+        return fewer
 
     # -- search ----------------------------------------------------------------------------------
     def search(self, query: str, *, memory_type: MemoryType | str | None = None,

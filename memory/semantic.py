@@ -8,8 +8,10 @@ meaning with the query but are linked to what it names (neighbours, 2-hop concep
 
 Entities and relations come from spaCy (`memory.extract`). The graph store is the embedded SQLite
 graph under data_dir, or Neo4j when NEO4J_URI is set (`memory.graph.factory`). If a configured graph
-server is down, adding a semantic memory fails with a clear message (and nothing is half-written),
-while searches still answer from vectors alone, flagged with score part `graph_unavailable`.
+server cannot be reached since the start, adding a semantic memory fails with a clear message (and
+nothing is half-written); if it goes away after it was reached, the memory is kept and its graph
+writes wait in an outbox until the server is back (`memory.graph.resilience`). Either way searches
+still answer from vectors alone meanwhile, flagged with score part `graph_unavailable`.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from core.registry import ProcessRegistry
 from core.settings import Settings
 from memory.extract import extract, query_keys
 from memory.graph.base import GraphStore
+from memory.graph.resilience import ConnectBackoff
 from memory.scoring import semantic_score
 from memory.types import MemoryItem, MemoryType
 from memory.vector_memory import SearchFilters, VectorBackedMemory
@@ -31,6 +34,7 @@ GRAPH_DEPTH = 2
 GRAPH_CANDIDATES = 100
 
 _graphs: ProcessRegistry[GraphStore] = ProcessRegistry()
+_connecting = ConnectBackoff()
 
 
 def _graph_key(settings: Settings) -> str:
@@ -38,12 +42,19 @@ def _graph_key(settings: Settings) -> str:
 
 
 def get_graph_store(settings: Settings) -> GraphStore:
-    """The process-wide graph store for these settings (embedded under data_dir, or Neo4j)."""
+    """The process-wide graph store for these settings (embedded under data_dir, or Neo4j). A Neo4j
+    server that cannot be reached is reported in one sentence, then tried again with backoff; once
+    reached, its writes outlive it going away (memory.graph.resilience)."""
     from memory.graph.factory import create_graph_store
-    return _graphs.get(_graph_key(settings), lambda: create_graph_store(
-        path=settings.path("memory", "graph.sqlite3"), neo4j_uri=settings.neo4j_uri,
-        neo4j_username=settings.neo4j_username, neo4j_password=settings.neo4j_password,
-        neo4j_database=settings.neo4j_database))
+    key = _graph_key(settings)
+
+    def open_store() -> GraphStore:
+        return create_graph_store(
+            path=settings.path("memory", "graph.sqlite3"), neo4j_uri=settings.neo4j_uri,
+            neo4j_username=settings.neo4j_username, neo4j_password=settings.neo4j_password,
+            neo4j_database=settings.neo4j_database, outbox_path=settings.path("memory", "graph_outbox.sqlite3"))
+
+    return _graphs.get(key, lambda: _connecting.open(key, open_store))
 
 
 def close_graph_store(settings: Settings) -> None:
@@ -142,7 +153,10 @@ class SemanticMemory(VectorBackedMemory):
         return hits[:limit]
 
     def graph_stats(self) -> dict:
+        """The graph's counts for this user, and how many of their writes wait for the graph server."""
         try:
-            return self.graph.stats(self.user_id)
+            stats = self.graph.stats(self.user_id)
         except StoreUnavailable:
-            return {}
+            stats = {}
+        waiting = self._graph.pending_writes(self.user_id) if self._graph is not None else 0
+        return {**stats, "pending_writes": waiting} if waiting else stats

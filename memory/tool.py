@@ -11,8 +11,8 @@ from typing import Any
 
 from core.errors import AssistantError, InvalidRequest
 from core.settings import Settings
-from memory.manager import MemoryManager
-from memory.types import MemoryItem
+from memory.manager import MemoryManager, check_query_length
+from memory.types import MemoryItem, MemoryType
 
 log = logging.getLogger(__name__)
 
@@ -54,10 +54,13 @@ class MemoryTool:
     # -- actions ---------------------------------------------------------------------------------
     def _add(self, content: str = "", memory_type: str = "working", importance: float = 0.5, **kw) -> ToolResult:
         item = self.manager.add(content, memory_type, importance, **kw)
-        return ToolResult(True, "add", f"Remembered ({item.memory_type.value}, id {item.id}).", item)
+        message = f"Remembered ({item.memory_type.value}, id {item.id})."
+        if item.memory_type is MemoryType.SEMANTIC and self.manager.semantic.graph.pending_writes(self.user_id):
+            message += " The graph server is away, so its concepts are linked when it is back."
+        return ToolResult(True, "add", message, item)
 
     def _search(self, query: str = "", limit: int = 5, **kw) -> ToolResult:
-        hits = self.manager.search(query, limit=limit, **kw)
+        hits = self.manager.search(check_query_length(query), limit=limit, **kw)
         if not hits:
             return ToolResult(True, "search", f"No memories found for '{query}'.", hits)
         lines = [f"{i}. [{h.memory_type.value}] {h.content} (score {h.score:.3f}, id {h.id})"

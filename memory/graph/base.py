@@ -119,6 +119,11 @@ class GraphStore(ABC):
     def close(self) -> None:
         """Release connections; safe to call twice."""
 
+    def pending_writes(self, user_id: str | None = None) -> int:
+        """Writes accepted but not yet in the store (waiting for a server that went away; see
+        memory.graph.resilience). A store that writes at once has none."""
+        return 0
+
     def __enter__(self) -> "GraphStore":
         return self
 
