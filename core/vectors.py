@@ -4,6 +4,9 @@ Local mode is not thread-safe and allows one client per folder, while Gradio cal
 threads and retrieval and memory both need vectors. So each data folder gets ONE client per process,
 and every call goes through one lock. Collections are per user and purpose ("rag_alice"), so searches
 need no payload filter (local mode's filtered search is slow).
+
+Local mode also allows ONE process per folder (the app or the command line, not both): a second one is
+refused at once, in one sentence, before it reads anything (`FOLDER_IN_USE`).
 """
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ import re
 import threading
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 
@@ -20,6 +25,10 @@ from core.registry import ProcessRegistry
 from core.settings import Settings
 
 log = logging.getLogger(__name__)
+
+FOLDER_IN_USE = ("The data folder {data_dir} is in use by another process (the app or the command line); "
+                 "stop that process first, or set QDRANT_URL to a Qdrant server so both can share it.")
+LOCK_FILE = "process.lock"   # beside local Qdrant's own files; held while this process has the folder open
 
 
 @dataclass
@@ -43,11 +52,12 @@ def point_id(key: str) -> str:
 class VectorStore:
     """Named collections of (id, vector, payload). Ids are our own strings; Qdrant gets UUIDs."""
 
-    def __init__(self, client, *, local: bool):
+    def __init__(self, client, *, local: bool, folder_lock=None):
         from qdrant_client import models
         self._models = models
         self._client = client
         self.local = local
+        self._folder_lock = folder_lock   # the open lock file of a local folder; closing it lets another process in
         self._lock = threading.RLock()
         self._known: set[str] = set()
         self._fast_writes: set[str] = set()   # local collections already switched to WAL commits
@@ -121,11 +131,26 @@ class VectorStore:
             self._known.discard(name)
             self._models_of.pop(name, None)
 
-    def count(self, name: str) -> int:
+    def count(self, name: str, where: dict | None = None) -> int:
         with self._lock:
             if not self._client.collection_exists(name):
                 return 0
-            return self._client.count(name, exact=True).count
+            return self._client.count(name, count_filter=self._filter(where) if where else None, exact=True).count
+
+    def payload_values(self, name: str, field: str, page: int = 2048) -> set:
+        """Every distinct value of one payload field in a collection (a full scan, for maintenance such as
+        rag.reconcile). The lock is taken per page, so searches interleave."""
+        values: set = set()
+        offset = None
+        while True:
+            with self._lock:
+                if not self._client.collection_exists(name):
+                    return values
+                points, offset = self._client.scroll(name, limit=page, offset=offset, with_payload=[field],
+                                                     with_vectors=False)
+            values.update(p.payload.get(field) for p in points if p.payload)
+            if offset is None:
+                return values
 
     # -- points ---------------------------------------------------------------------------------
     def upsert(self, name: str, ids: list[str], vectors: np.ndarray, payloads: list[dict],
@@ -175,6 +200,8 @@ class VectorStore:
     def close(self) -> None:
         with self._lock:
             self._client.close()
+            if self._folder_lock is not None:
+                self._folder_lock.close()   # closing the file releases the lock
 
 
 _stores: ProcessRegistry[VectorStore] = ProcessRegistry()
@@ -198,7 +225,15 @@ def _open_vector_store(settings: Settings) -> VectorStore:
             return VectorStore(client, local=False)
         path = settings.data_dir / "qdrant"
         path.mkdir(parents=True, exist_ok=True)
-        return VectorStore(QdrantClient(path=str(path), force_disable_check_same_thread=True), local=True)
+        folder_lock = lock_folder(path, settings.data_dir)
+        try:
+            client = QdrantClient(path=str(path), force_disable_check_same_thread=True)
+        except BaseException:
+            folder_lock.close()
+            raise
+        return VectorStore(client, local=True, folder_lock=folder_lock)
+    except StoreUnavailable:
+        raise
     except Exception as exc:  # noqa: BLE001
         log.exception("opening Qdrant failed")
         if settings.qdrant_url:
@@ -208,6 +243,21 @@ def _open_vector_store(settings: Settings) -> VectorStore:
         raise StoreUnavailable(
             f"Cannot open the vector store in {settings.data_dir / 'qdrant'}: another program "
             "(a second copy of the app or CLI?) may be using it; stop it and try again.") from exc
+
+
+def lock_folder(path: Path, data_dir: Path) -> TextIO:
+    """This process's exclusive hold on a local vector folder (an open file; closing it, or the process
+    dying, releases it), or StoreUnavailable at once when another process holds it. Local Qdrant has a lock
+    of its own, but takes it only after loading every collection, and its error names no way out."""
+    import portalocker  # not at the top: it probes for writable folders on import
+    handle = open(path / LOCK_FILE, "a+")
+    try:
+        portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING)
+    except portalocker.exceptions.LockException:
+        handle.close()
+        log.info("the vector folder %s is locked by another process", path)
+        raise StoreUnavailable(FOLDER_IN_USE.format(data_dir=data_dir)) from None
+    return handle
 
 
 def relax_local_durability(store: VectorStore, name: str) -> bool:

@@ -1,6 +1,6 @@
 """Command line for the document side.
 
-    python -m rag ingest FILE... [--user U]
+    python -m rag ingest FILE... [--user U] [--progress]
     python -m rag search "question" [--user U] [--top-k N] [--mode hybrid|dense|bm25]
     python -m rag ask "question" [--user U] [--mqe] [--hyde]
     python -m rag list [--user U]
@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("ingest", parents=[common], help="add files to the knowledge base")
     p.add_argument("files", nargs="+")
+    p.add_argument("--progress", action="store_true", help="show each stage's progress on stderr")
     for name in ("search", "ask"):
         p = sub.add_parser(name, parents=[common])
         p.add_argument("query")
@@ -47,11 +48,13 @@ def main(argv: list[str] | None = None) -> int:
             failed = 0
             for f in args.files:
                 try:
-                    r = tool.add_document(f)
+                    r = tool.add_document(f, progress=show_progress if args.progress else None)
                 except AssistantError as exc:
                     failed += 1
+                    end_progress_line(args.progress)
                     print(f"{f}: {exc}", file=sys.stderr)
                     continue
+                end_progress_line(args.progress)
                 state = "already present" if r.already_present else f"{r.chunks} chunks in {r.seconds:.1f} s"
                 print(f"{r.name}: {r.doc_id} · {r.pages} pages · {state}")
                 for w in r.warnings:
@@ -103,6 +106,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def show_progress(stage: str, done: int, total: int) -> None:
+    """A stage's progress on stderr ("embed: 128/752"): one line rewritten in place on a terminal, a line
+    per step otherwise (a log file, or a program reading it)."""
+    if sys.stderr.isatty():
+        print(f"\r{stage}: {done}/{total}", end="", file=sys.stderr, flush=True)
+    else:
+        print(f"{stage}: {done}/{total}", file=sys.stderr, flush=True)
+
+
+def end_progress_line(shown: bool) -> None:
+    """End the line a terminal's progress was rewritten on, so what follows starts on its own."""
+    if shown and sys.stderr.isatty():
+        print(file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -52,14 +52,15 @@ class DenseSpaces:
             return self.multilingual
         return self.main
 
-    def index(self, ids: list[str], texts: list[str], payloads: list[dict],
-              progress: Progress | None = None) -> list[tuple[DenseSpace, list[str]]]:
+    def index(self, ids: list[str], texts: list[str], payloads: list[dict], progress: Progress | None = None,
+              written: list[tuple[DenseSpace, list[str]]] | None = None) -> list[tuple[DenseSpace, list[str]]]:
         """Embed and store every text in its space, in batches (progress: "embed", done, total).
-        Returns what was written per space, so a failed ingest can remove exactly that."""
+        Returns what was written per space, so a failed ingest can remove exactly that; pass `written`
+        to have it filled as batches land, so a failure midway still knows what to remove."""
         groups: dict[str, list[int]] = {}
         for i, text in enumerate(texts):
             groups.setdefault(self.space_for(text).name, []).append(i)
-        written: list[tuple[DenseSpace, list[str]]] = []
+        written = [] if written is None else written
         done, total = 0, len(texts)
         for space in self.spaces:
             members = groups.get(space.name, [])
@@ -87,6 +88,11 @@ class DenseSpaces:
     def delete_document(self, doc_id: str) -> None:
         for space in self.spaces:
             self.vectors.delete(space.collection, where={"doc_id": doc_id})
+
+    def forget_cached(self, texts: list[str]) -> int:
+        """Drop these texts' vectors from every space's embedding cache (core.embeddings.CachedEmbedder,
+        keyed by text); returns the cache rows removed."""
+        return sum(space.embedder.forget(texts) for space in self.spaces)
 
     def drop(self) -> None:
         for space in self.spaces:

@@ -3,6 +3,14 @@
 FTS5 gives a persisted, incremental BM25 index (no rebuild per query or per upload). Its tokenizer
 cannot segment Chinese, so we store our own tokens (jieba for CJK) space-joined and query with them.
 Each user has their own FTS table, so BM25 statistics and results never mix users.
+
+One connection writes (under a lock, each change one transaction); reads use connections of their own
+from a small pool, so with WAL a reader sees the last committed state and never a document whose chunks
+are still being inserted, and never waits for a long write.
+
+`pending_ingests` records each ingest in flight before it writes a vector or a file; the row goes in
+the same transaction as the document's rows. rag.reconcile keeps what a live ingest is writing and
+removes what a dead one left.
 """
 from __future__ import annotations
 
@@ -11,6 +19,8 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +39,12 @@ CREATE TABLE IF NOT EXISTS chunks (
     UNIQUE (user_id, chunk_id));
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (user_id, doc_id);
 CREATE TABLE IF NOT EXISTS fts_tables (user_id TEXT PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS pending_ingests (
+    ingest_id TEXT PRIMARY KEY, user_id TEXT NOT NULL, doc_id TEXT NOT NULL, owner TEXT NOT NULL,
+    started_at REAL NOT NULL);
 """
+# Seconds a write waits for another process's write lock (e.g. a reconcile pass removing orphans).
+BUSY_TIMEOUT_S = 30.0
 
 
 @dataclass
@@ -46,15 +61,41 @@ class DocumentRecord:
     created_at: float
 
 
+@dataclass
+class PendingIngest:
+    ingest_id: str
+    doc_id: str
+    owner: str          # the process writing it (rag.reconcile.process_identity)
+    started_at: float
+
+
 class DocumentStore:
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._path = path
+        self._conn = self._connect()
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.executescript(SCHEMA)
         self._migrate()
         self._lock = threading.RLock()
+        self._idle_readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self._path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+
+    def _read(self, sql: str, params=()) -> list[tuple]:
+        """All rows of one query, on a reader connection of its own: the last committed state."""
+        with self._readers_lock:
+            conn = self._idle_readers.pop() if self._idle_readers else None
+        if conn is None:
+            conn = self._connect()
+        try:
+            return conn.execute(sql, params).fetchall()
+        finally:
+            with self._readers_lock:
+                self._idle_readers.append(conn)
 
     def _migrate(self) -> None:
         """Bring a store written by an older version up to this schema (columns are only ever added)."""
@@ -66,16 +107,19 @@ class DocumentStore:
 
     # -- documents -----------------------------------------------------------------------------
     def get_document(self, user_id: str, doc_id: str) -> DocumentRecord | None:
-        row = self._conn.execute(
+        rows = self._read(
             "SELECT doc_id, name, title, file_path, source_format, pages, chunks, size_bytes, warnings, "
-            "created_at FROM documents WHERE user_id=? AND doc_id=?", (user_id, doc_id)).fetchone()
-        return self._record(row) if row else None
+            "created_at FROM documents WHERE user_id=? AND doc_id=?", (user_id, doc_id))
+        return self._record(rows[0]) if rows else None
 
     def list_documents(self, user_id: str) -> list[DocumentRecord]:
-        rows = self._conn.execute(
+        rows = self._read(
             "SELECT doc_id, name, title, file_path, source_format, pages, chunks, size_bytes, warnings, "
-            "created_at FROM documents WHERE user_id=? ORDER BY created_at", (user_id,)).fetchall()
+            "created_at FROM documents WHERE user_id=? ORDER BY created_at", (user_id,))
         return [self._record(r) for r in rows]
+
+    def doc_ids(self, user_id: str) -> set[str]:
+        return {r[0] for r in self._read("SELECT doc_id FROM documents WHERE user_id=?", (user_id,))}
 
     @staticmethod
     def _record(row) -> DocumentRecord:
@@ -83,8 +127,9 @@ class DocumentStore:
                               row[7] or 0, json.loads(row[8] or "[]"), row[9])
 
     def add_document(self, user_id: str, record: DocumentRecord, chunks: list[Chunk],
-                     index_texts: list[str]) -> None:
-        """Document row, chunk rows and BM25 entries in ONE transaction: all land or none do."""
+                     index_texts: list[str], ingest_id: str | None = None) -> None:
+        """Document row, chunk rows and BM25 entries in ONE transaction: all land or none do. The ingest's
+        pending entry (`ingest_id`) goes in the same transaction: the document is never both or neither."""
         fts = self._fts_table(user_id, create=True)
         with self._lock:
             try:
@@ -105,6 +150,8 @@ class DocumentStore:
                          chunk.context_prefix))
                     self._conn.execute(f"INSERT INTO {fts} (rowid, tokens) VALUES (?, ?)",
                                        (cur.lastrowid, " ".join(search_tokens(index_text))))
+                if ingest_id:
+                    self._conn.execute("DELETE FROM pending_ingests WHERE ingest_id=?", (ingest_id,))
                 self._conn.execute("COMMIT")
             except BaseException:
                 self._conn.execute("ROLLBACK")
@@ -133,17 +180,17 @@ class DocumentStore:
         out: dict[str, Chunk] = {}
         for i in range(0, len(chunk_ids), 500):
             part = chunk_ids[i:i + 500]
-            rows = self._conn.execute(
+            rows = self._read(
                 "SELECT chunk_id, doc_id, ordinal, text, heading_path, page_start, page_end, char_start, char_end, "
                 f"tokens, page_breaks, context_prefix FROM chunks WHERE user_id=? AND chunk_id IN ({','.join('?' * len(part))})",
-                [user_id, *part]).fetchall()
+                [user_id, *part])
             out.update((r[0], self._chunk(r)) for r in rows)
         return out
 
     def chunks_of(self, user_id: str, doc_id: str) -> list[Chunk]:
-        rows = self._conn.execute(
+        rows = self._read(
             "SELECT chunk_id, doc_id, ordinal, text, heading_path, page_start, page_end, char_start, char_end, "
-            "tokens, page_breaks, context_prefix FROM chunks WHERE user_id=? AND doc_id=? ORDER BY ordinal", (user_id, doc_id)).fetchall()
+            "tokens, page_breaks, context_prefix FROM chunks WHERE user_id=? AND doc_id=? ORDER BY ordinal", (user_id, doc_id))
         return [self._chunk(r) for r in rows]
 
     @staticmethod
@@ -153,7 +200,7 @@ class DocumentStore:
                      page_breaks=[tuple(b) for b in json.loads(r[10] or "[]")], context_prefix=r[11] or "")
 
     def count_chunks(self, user_id: str) -> int:
-        return self._conn.execute("SELECT COUNT(*) FROM chunks WHERE user_id=?", (user_id,)).fetchone()[0]
+        return self._read("SELECT COUNT(*) FROM chunks WHERE user_id=?", (user_id,))[0][0]
 
     # -- BM25 -------------------------------------------------------------------------------------
     def bm25_search(self, user_id: str, query: str, limit: int,
@@ -165,10 +212,10 @@ class DocumentStore:
             return []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms[:64])
         only = f"AND c.doc_id IN ({','.join('?' * len(doc_ids))})" if doc_ids else ""
-        rows = self._conn.execute(
+        rows = self._read(
             f"SELECT c.chunk_id, -bm25({fts}) AS s FROM {fts} JOIN chunks c ON c.id = {fts}.rowid "
             f"WHERE {fts} MATCH ? {only} ORDER BY bm25({fts}) LIMIT ?",
-            (match, *(doc_ids or []), limit)).fetchall()
+            (match, *(doc_ids or []), limit))
         return [(r[0], float(r[1])) for r in rows]
 
     def term_document_counts(self, user_id: str, terms: list[str]) -> tuple[int, dict[str, int]]:
@@ -184,15 +231,15 @@ class DocumentStore:
             self._conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab({fts}, 'row')")
         counts = {}
         for term in terms:   # one indexed lookup each; an IN (...) list would scan the whole vocabulary
-            row = self._conn.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (term,)).fetchone()
-            if row:
-                counts[term] = int(row[0])
+            rows = self._read(f"SELECT doc FROM {vocab} WHERE term = ?", (term,))
+            if rows:
+                counts[term] = int(rows[0][0])
         return n, counts
 
     def _fts_table(self, user_id: str, *, create: bool) -> str | None:
-        row = self._conn.execute("SELECT name FROM fts_tables WHERE user_id=?", (user_id,)).fetchone()
-        if row:
-            return row[0]
+        rows = self._read("SELECT name FROM fts_tables WHERE user_id=?", (user_id,))
+        if rows:
+            return rows[0][0]
         if not create:
             return None
         name = "fts_" + uuid.uuid5(uuid.NAMESPACE_URL, user_id).hex
@@ -215,5 +262,47 @@ class DocumentStore:
                 self._conn.execute("ROLLBACK")
                 raise
 
+    # -- ingests in flight, and holding writers off (rag.reconcile) -----------------------------------
+    def begin_ingest(self, user_id: str, doc_id: str, owner: str) -> str:
+        """Record an ingest before it writes any vector or file; returns its id."""
+        ingest_id = uuid.uuid4().hex
+        with self._lock:
+            self._conn.execute("INSERT INTO pending_ingests VALUES (?,?,?,?,?)",
+                               (ingest_id, user_id, doc_id, owner, time.time()))
+        return ingest_id
+
+    def end_ingest(self, ingest_id: str) -> None:
+        """Forget a pending ingest (a no-op once its document's rows committed, which removed it)."""
+        self.drop_pending([ingest_id])
+
+    def pending_ingests(self, user_id: str) -> list[PendingIngest]:
+        rows = self._read("SELECT ingest_id, doc_id, owner, started_at FROM pending_ingests WHERE user_id=?",
+                          (user_id,))
+        return [PendingIngest(*r) for r in rows]
+
+    def drop_pending(self, ingest_ids: list[str]) -> None:
+        if not ingest_ids:
+            return
+        with self._lock:
+            self._conn.execute(f"DELETE FROM pending_ingests WHERE ingest_id IN ({','.join('?' * len(ingest_ids))})",
+                               list(ingest_ids))
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the database's write lock for the block: no writer, in this process or another, can commit
+        (e.g. register an ingest) meanwhile. Writes made in the block commit together at its end."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
     def close(self) -> None:
+        with self._readers_lock:
+            readers, self._idle_readers = self._idle_readers, []
+        for conn in readers:
+            conn.close()
         self._conn.close()

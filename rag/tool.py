@@ -21,13 +21,14 @@ from core.settings import Settings, get_settings
 from core.text import search_tokens
 from core.vectors import get_vector_store
 from rag import prompts
-from rag.answer import (attribute_uncited, citation_for, extractive_answer, focused_sources, mark_unsupported, refusal, says_not_found,
-                        stream_composed_answer, whole_chunk_sources)
-from rag.evidence import Evidence, evidence_strength, question_weights, score_evidence
+from rag.answer import (add_supporting_quote, attribute_uncited, citation_for, extractive_answer, focused_sources,
+                        mark_unsupported, refusal, says_not_found, stream_composed_answer, whole_chunk_sources)
+from rag.evidence import Evidence, evidence_strength, question_weights, score_evidence, split_units
 from rag.chunk import chunk_document, document_context, embedding_text
 from rag.dense import DenseSpaces, Progress
 from rag.figures import extract_figures, figures_dir, load_figures, remove_figures, save_figures
 from rag.ocr import remove_ocr_lines, save_ocr_lines
+from rag.reconcile import ReconcileReport, process_identity, reconcile_once
 from rag.retrieve import RAG_COLLECTION, RetrievalOptions, RetrievalResult, Retriever
 from rag.store import DocumentRecord, DocumentStore
 from rag.types import Answer, ConvertedDocument, IngestResult, SearchHit, SourcesEvent
@@ -50,6 +51,13 @@ def file_digest(path: Path) -> str:
     return h.hexdigest()[:24]
 
 
+def remove_stored_file(path: str | Path) -> None:
+    """A stored document file and what was saved beside it (OCR lines, figures)."""
+    Path(path).unlink(missing_ok=True)
+    remove_ocr_lines(path)
+    remove_figures(figures_dir(path))
+
+
 class RAGTool:
     def __init__(self, user_id: str = "default", settings: Settings | None = None):
         if not user_id or not str(user_id).strip():
@@ -64,6 +72,10 @@ class RAGTool:
         self.llm = get_llm(self.settings)
         self.retriever = Retriever(self.settings, self.store, self.dense, self.llm)
         self.collection = self.dense.main.collection
+        self.files_dir = self.settings.data_dir / "files" / self.collection
+        # What a crash left (rag.reconcile), removed before this user's first search; None: done before.
+        self.reconciled: ReconcileReport | None = reconcile_once(self.store, self.dense, self.files_dir,
+                                                                 self.user_id)
 
     # -- documents -----------------------------------------------------------------------------
     def add_document(self, path: str | Path, name: str | None = None,
@@ -124,6 +136,20 @@ class RAGTool:
         title = converted.title or Path(name).stem
         context = document_context(name, title)
         index_texts = [embedding_text(context, c.heading_path, c.text, c.context_prefix) for c in chunks]
+        # Registered before any file or vector is written, cleared with the rows' commit: until then
+        # rag.reconcile keeps what this ingest writes while its process lives, and removes it after a crash.
+        ingest_id = self.store.begin_ingest(self.user_id, doc_id, process_identity())
+        try:
+            return self._write(ingest_id, doc_id, name, title, converted, source_format, size, chunks, index_texts,
+                               started, stages, source_file, progress)
+        finally:
+            self.store.end_ingest(ingest_id)
+
+    def _write(self, ingest_id: str, doc_id: str, name: str, title: str, converted: ConvertedDocument,
+               source_format: str, size: int, chunks: list, index_texts: list[str], started: float,
+               stages: dict[str, float], source_file: Path | None, progress: Progress | None) -> IngestResult:
+        """Stored file and figures, then vectors, then the rows in one transaction (last: the document
+        exists from then on); on failure, whatever was written is removed."""
         t = time.perf_counter()
         stored_file = None
         if source_file is not None:
@@ -137,14 +163,13 @@ class RAGTool:
         ids = [c.chunk_id for c in chunks]
         written: list = []
         try:
-            written = self.dense.index(
-                ids, index_texts, [{"doc_id": doc_id, "page_start": c.page_start, "page_end": c.page_end}
-                                   for c in chunks], progress)
+            self.dense.index(ids, index_texts, [{"doc_id": doc_id, "page_start": c.page_start, "page_end": c.page_end}
+                                                for c in chunks], progress, written=written)
             stages["embed"] = time.perf_counter() - t
             t = time.perf_counter()
             record = DocumentRecord(doc_id, name, title, str(stored_file) if stored_file else None, source_format,
                                     converted.page_count, len(chunks), size, converted.warnings, time.time())
-            self.store.add_document(self.user_id, record, chunks, index_texts)
+            self.store.add_document(self.user_id, record, chunks, index_texts, ingest_id=ingest_id)
         except sqlite3.IntegrityError:
             # The same document was ingested concurrently; that copy won, ours must leave no trace.
             # (Point ids are derived from chunk ids, so its vectors are the ones we just wrote again.)
@@ -153,11 +178,12 @@ class RAGTool:
                                 len(chunks), time.perf_counter() - started, already_present=True)
         except Exception:
             log.exception("indexing %s failed; rolling back", name)
-            self.dense.remove(written)
-            if stored_file:
-                stored_file.unlink(missing_ok=True)
-                remove_ocr_lines(stored_file)
-                remove_figures(figures_dir(stored_file))
+            # A concurrent ingest of the same file may have committed meanwhile: its vectors and stored
+            # file are the very ones written here (same ids, same path), so they stay.
+            if self.store.get_document(self.user_id, doc_id) is None:
+                self.dense.remove(written)
+                if stored_file:
+                    remove_stored_file(stored_file)
             raise
         stages["index"] = time.perf_counter() - t
         return IngestResult(doc_id, name, title, converted.page_count, len(chunks), time.perf_counter() - started,
@@ -185,24 +211,41 @@ class RAGTool:
         return self.store.get_document(self.user_id, doc_id)
 
     def remove_document(self, doc_id: str) -> bool:
-        """Remove a document's vectors, BM25 entries, rows and stored file. False if it was not there."""
+        """Remove a document: its cached embeddings, then its rows and BM25 entries (one transaction: from
+        then on it is gone for every reader), then its vectors and stored file (+ OCR lines, figures).
+        A crash midway leaves only orphans, which rag.reconcile removes. False if it was not there."""
         record = self.store.get_document(self.user_id, doc_id)
         if record is None:
             return False
+        # The cache is keyed by text, so it can only be cleaned while the chunks are known, and cleaning
+        # it early is harmless: the document still works, its vectors are in Qdrant.
+        self.dense.forget_cached(self._embedded_texts(record))
+        if not self.store.remove_document(self.user_id, doc_id):
+            return False
         self.dense.delete_document(doc_id)
-        self.store.remove_document(self.user_id, doc_id)
         if record.file_path:
-            Path(record.file_path).unlink(missing_ok=True)
-            remove_ocr_lines(record.file_path)
-            remove_figures(figures_dir(record.file_path))
+            remove_stored_file(record.file_path)
         return True
 
+    def _embedded_texts(self, record: DocumentRecord) -> list[str]:
+        """Every text of the document an embedder may have cached: each chunk as indexed, and its answer
+        units (rag.evidence embeds them, with and without the chunk's table context)."""
+        context = document_context(record.name, record.title)
+        texts: list[str] = []
+        for chunk in self.store.chunks_of(self.user_id, record.doc_id):
+            texts.append(embedding_text(context, chunk.heading_path, chunk.text, chunk.context_prefix))
+            texts += [u.text[:1000] for u in split_units(chunk.text, chunk.context_prefix)]
+            texts += [u.text[:1000] for u in split_units(chunk.text)]
+        return list(dict.fromkeys(texts))
+
     def clear(self) -> int:
-        """Remove every document of this user. Returns how many there were."""
+        """Remove every document of this user, in `remove_document`'s order. Returns how many there were."""
         docs = self.store.list_documents(self.user_id)
-        self.dense.drop()
+        for doc in docs:
+            self.dense.forget_cached(self._embedded_texts(doc))
         self.store.clear_user(self.user_id)
-        shutil.rmtree(self.settings.data_dir / "files" / self.collection, ignore_errors=True)
+        self.dense.drop()
+        shutil.rmtree(self.files_dir, ignore_errors=True)
         return len(docs)
 
     def reindex(self, progress: Progress | None = None) -> int:
@@ -307,6 +350,9 @@ class RAGTool:
             return refused
         attribute_uncited(answer, sources, self.dense)
         answer.checks = mark_unsupported(answer, self.dense)
+        quoted = add_supporting_quote(answer, evidence)
+        if quoted:
+            yield quoted
         if not answer.citations:   # nothing the model wrote is backed by a source: the sources still show
             answer.citations = [citation_for(s.n, s.hit, quote=s.text, support=s.support) for s in sources]
         if "⚠" in answer.text:

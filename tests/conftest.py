@@ -33,8 +33,7 @@ def fake_llm():
 
 @pytest.fixture
 def llm_settings(tmp_path, fake_llm) -> Settings:
-    fake_llm.mode = "ok"
-    fake_llm.requests.clear()
+    fake_llm.reset()
     return Settings(_env_file=None, data_dir=tmp_path / "data", openai_base_url=fake_llm.base_url,
                     openai_api_key="test-key", llm_model="fake-model", llm_timeout_s=2.0)
 

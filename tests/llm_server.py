@@ -23,12 +23,17 @@ class _QuietServer(ThreadingHTTPServer):
 class FakeLLM:
     def __init__(self):
         self.requests: list[dict] = []
+        self.reset()
+        self._server = _QuietServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def reset(self) -> None:
+        """Back to a healthy server with the default answer (the server is shared by a whole test session)."""
+        self.requests.clear()
         self.mode = "ok"          # ok | error | stall | stall_midstream
         self.stall_seconds = 5.0
         self.answer = "A function is a named sequence of statements [1]. Loops repeat work [2]."
         self.rewrite: str | None = None    # the reply to a "rewrite as a standalone question" prompt
-        self._server = _QuietServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def base_url(self) -> str:

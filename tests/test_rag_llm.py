@@ -29,6 +29,21 @@ def test_answer_streams_in_pieces_with_citations(llm_settings, fake_llm):
     assert "What is a function?" in sent["messages"][-1]["content"]
 
 
+def test_a_paraphrased_answer_ends_with_the_documents_own_words(llm_settings, fake_llm):
+    fake_llm.answer = "It is a reusable, named block of code [1]."
+    tool = RAGTool("alice", llm_settings)
+    tool.add_text(NOTES, title="notes")
+    items = list(tool.ask_stream("What is a function?"))
+    final = items[-1]
+    quote = "> A function is a named sequence of statements that performs a computation."
+    assert final.text.startswith("It is a reusable, named block of code [1].")
+    assert quote in final.text and final.text.rstrip().endswith("[1]")     # the source's sentence, cited
+    assert "".join(i for i in items if isinstance(i, str)).strip() == final.text   # and streamed like the rest
+    fake_llm.answer = "A function is a named sequence of statements that performs a computation [1]."
+    again = tool.ask("What is a function?")
+    assert ">" not in again.text                     # an answer that already says it gets no second copy
+
+
 def test_mqe_and_hyde_add_queries_from_the_llm(llm_settings, fake_llm):
     tool = RAGTool("alice", llm_settings)
     tool.add_text(NOTES, title="notes")
