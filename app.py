@@ -29,6 +29,7 @@ from pathlib import Path
 import gradio as gr
 
 from assistant import files as served, get_assistant
+from assistant.pages import figure_label
 from assistant.types import AskResult, RecallFilters
 from assistant.views import chat_markdown, graph_svg, progress_table, report_frames, section_html
 from core.errors import AssistantError
@@ -133,6 +134,21 @@ def extent(request, pages: int, sections: int | None) -> str:
     """How long a document is: '12 pages' for a PDF, '5 sections' for a document without pages."""
     n, unit = (pages, "page") if sections is None else (sections, "section")
     return t(request, f"n_{unit}" if n == 1 else f"n_{unit}s", n=n)
+
+
+def page_caption(request, citation: Citation, page) -> str:
+    """'[1] book.pdf · p. 12 — page 12 of 264 · figures outlined: Figure 3.1 (Stack diagram)'."""
+    text = t(request, "page_caption", label=citation.label, page=page.page, count=page.page_count)
+    if page.figures:
+        named = []
+        for i, figure in enumerate(page.figures, start=1):
+            label = figure_label(figure, i)
+            caption = figure.get("caption") or ""
+            if caption.lower().startswith(label.lower()):        # "Figure 3.1: Stack diagram"
+                caption = caption[len(label):].lstrip(" .:：-—")
+            named.append(f"{label} ({short(caption, 40)})" if caption else label)
+        text += t(request, "page_figures", figures="; ".join(named))
+    return text
 
 
 def section_caption(request, citation: Citation, section) -> str:
@@ -417,7 +433,7 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
         a = assistant_for(request)
         shown = a.render_source(citation)
         if hasattr(shown, "image"):          # assistant.pages.RenderedPage: a PDF page
-            caption = f"{citation.label} — page {shown.page} of {shown.page_count}"
+            caption = page_caption(request, citation, shown)
             image = served.save_page_image(settings, a.user_id, request.session_hash, citation.doc_id, shown.page,
                                            shown.image)
             return {page_view: gr.update(value=image, label=caption, visible=True),

@@ -22,6 +22,7 @@ from rag.pdf_converter import PDFIUM_LOCK
 
 MIN_RUN = 4            # words (or CJK characters) a highlighted run needs, so stray words stay unmarked
 LONG_RUN = 7           # ...and for passages of 21+ words, so shared stock phrases stay unmarked
+FIGURE_OUTLINE = (37, 99, 235, 255)     # blue: not the passage's yellow
 HIGHLIGHT = (255, 214, 0, 90)
 OUTLINE = (230, 150, 0, 255)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -36,6 +37,7 @@ class RenderedPage:
     page_count: int
     boxes: list[tuple[float, float, float, float]] = field(default_factory=list)  # image pixels
     matched_words: int = 0
+    figures: list[dict] = field(default_factory=list)   # the page's figures ({"label", "caption", …}), outlined
 
 
 def _tokens(text: str) -> list[tuple[str, int, int]]:
@@ -105,8 +107,10 @@ def _has_text_layer(text: str) -> bool:
     return bool(_WORD.search(text))
 
 
-def render_page(pdf_path: str | Path, page: int, passage: str | None = None, *, scale: float = 1.5) -> RenderedPage:
-    """Page `page` (1-based) of the PDF as a PIL image, the passage's words highlighted."""
+def render_page(pdf_path: str | Path, page: int, passage: str | None = None, *, scale: float = 1.5,
+                figures: list[dict] | None = None) -> RenderedPage:
+    """Page `page` (1-based) of the PDF as a PIL image, the passage's words highlighted and the page's
+    `figures` (rag.figures records; others are ignored) outlined and labelled."""
     import pypdfium2 as pdfium
     from PIL import Image, ImageDraw
 
@@ -155,7 +159,31 @@ def render_page(pdf_path: str | Path, page: int, passage: str | None = None, *, 
         # A margin mark makes the passage easy to find on a full page.
         ys = [b[1] for b in boxes] + [b[3] for b in boxes]
         ImageDraw.Draw(image).rectangle((4, min(ys), 9, max(ys)), fill=OUTLINE)
-    return RenderedPage(image.convert("RGB"), page, count, boxes, matched)
+    on_page = [f for f in figures or [] if f.get("page") == page and len(f.get("bbox") or []) == 4]
+    if on_page:
+        image = _outline_figures(image, on_page, height, scale)
+    return RenderedPage(image.convert("RGB"), page, count, boxes, matched, on_page)
+
+
+def _outline_figures(image, figures: list[dict], height: float, scale: float):
+    """A thin frame round each figure and its label ("Figure 3.1", else "Figure N") in the corner, so the
+    figures the document's memories speak of can be found on the page."""
+    from PIL import ImageDraw
+    draw = ImageDraw.Draw(image)
+    for number, figure in enumerate(figures, start=1):
+        left, bottom, right, top = figure["bbox"]
+        box = (left * scale, (height - top) * scale, right * scale, (height - bottom) * scale)
+        draw.rectangle(box, outline=FIGURE_OUTLINE, width=2)
+        label = figure_label(figure, number)
+        x, y = box[0] + 3, max(0, box[1] - 14)
+        draw.rectangle((x - 2, y, x + 7 * len(label) + 4, y + 13), fill=FIGURE_OUTLINE)
+        draw.text((x, y), label, fill=(255, 255, 255, 255))
+    return image
+
+
+def figure_label(figure: dict, number: int) -> str:
+    """What the figure is called on its page: its own label ("Figure 3.1") when the caption gave one."""
+    return (figure.get("label") or f"Figure {number}").strip()
 
 
 def best_page(pdf_path: str | Path, page_start: int, page_end: int, passage: str) -> int:

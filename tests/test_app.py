@@ -90,7 +90,8 @@ def test_every_ui_text_key_exists_in_english_and_chinese():
 
 
 class _Request:
-    headers = {"accept-language": "en-US"}
+    def __init__(self, language: str = "en-US"):
+        self.headers = {"accept-language": language}
 
 
 def _citation(n: int, support: float | None = 0.9, page: int | None = 3) -> Citation:
@@ -105,6 +106,16 @@ def test_sources_read_as_a_match_word_never_a_score():
     assert app.source_choice(request, _citation(3, 0.1)) == "[3] notes.pdf · p. 3 — weak match"
     assert app.source_choice(request, _citation(4, None, None)) == "[4] notes.pdf"
     assert "0.033" not in app.source_choice(request, _citation(1))
+
+
+def test_the_page_caption_names_the_outlined_figures_in_the_readers_language():
+    from assistant.pages import RenderedPage
+    page = RenderedPage(None, 3, 12, figures=[{"label": "Figure 1.1", "caption": "Figure 1.1: Ice flow at the front."},
+                                              {"label": "", "caption": ""}])
+    assert app.page_caption(_Request(), _citation(1), page) == \
+        "[1] notes.pdf · p. 3 — page 3 of 12 · figures outlined: Figure 1.1 (Ice flow at the front.); Figure 2"
+    zh = app.page_caption(_Request("zh-CN,zh;q=0.9"), _citation(1), RenderedPage(None, 3, 12))
+    assert zh == "[1] notes.pdf · p. 3 — 第 3 页，共 12 页"
 
 
 def test_each_answer_says_who_wrote_it():

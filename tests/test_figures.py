@@ -352,6 +352,19 @@ def test_a_loaded_pdf_s_figures_become_perceptual_memories_and_leave_with_it(sam
     assert hits and hits[0].metadata["doc_id"] == loaded.doc_id and hits[0].metadata["page"] == 1
     assert "Figure 1.1" in hits[0].content
 
+    # The viewer outlines the figures of the cited page and names them; a page without figures has none.
+    from assistant.pages import FIGURE_OUTLINE
+    from rag.types import Citation
+    cite = lambda page: Citation(1, loaded.doc_id, "glaciers.pdf", page, page, "c", 1.0,  # noqa: E731
+                                 "The speed of the ice changes with the season and the slope.")
+    shown = assistant.render_source(cite(1))
+    assert [f["label"] for f in shown.figures] == ["Figure 1.1"]
+    left, bottom, right, top = shown.figures[0]["bbox"]
+    x, y = round((left + right) / 2 * 1.5), round((792 - top) * 1.5)       # the frame's top edge, mid-way
+    frame = [shown.image.getpixel((x, y + dy))[:3] for dy in (-1, 0, 1)]
+    assert tuple(FIGURE_OUTLINE[:3]) in frame, frame
+    assert assistant.render_source(cite(4)).figures == []
+
     folder = Path(figures[0]["path"]).parent
     assert assistant.delete_document(loaded.doc_id)
     assert not folder.exists()
