@@ -17,6 +17,10 @@ never rendered (assistant.views.chat_markdown), and the history kept for follow-
 """
 from __future__ import annotations
 
+if __name__ == "__main__":   # refuse an unusable setting in a second, before importing Gradio takes several
+    from core.settings import settings_or_exit
+    settings_or_exit()
+
 import json
 import logging
 import os
@@ -490,7 +494,8 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
             note = a.add_note(text, concept, session_id=session)
             table, svg = notes_view(request)
             label = f" ({note.concept})" if note.concept else ""
-            return t(request, "msg_note_saved", concept=label), "", table, svg, gr.update(choices=a.suggest_concepts())
+            saved = "msg_note_saved_graph_away" if note.notice else "msg_note_saved"   # concepts wait for the server
+            return t(request, saved, concept=label), "", table, svg, gr.update(choices=a.suggest_concepts())
         except Exception as exc:  # noqa: BLE001
             message = failure(request, exc)
             gr.Warning(message)

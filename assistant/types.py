@@ -93,6 +93,7 @@ class NoteResult:
     concept: str
     linked_concepts: list[str]        # entities extracted from the note, linked to the concept
     created_at: datetime
+    notice: str = ""                  # what the person should know: its concepts wait for the graph server
 
 
 @dataclass

@@ -17,8 +17,33 @@ from core.errors import AssistantError
 class SettingsError(AssistantError):
     """A setting with a value the app cannot work with (found at start, not at the first question)."""
 
+BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")   # what the neo4j driver speaks
+
+
+def _is_bolt_address(uri: str | None) -> bool:
+    """Empty (the embedded graph) or scheme://host with a Bolt scheme; the driver also takes http://, not ours."""
+    if not uri or not uri.strip():
+        return True
+    scheme, separator, rest = uri.strip().partition("://")
+    return bool(separator and rest) and scheme.lower() in BOLT_SCHEMES
+
+
+def _is_a_file_or_inside_one(path: Path) -> bool:
+    """A data folder where a file is (or under one) fails at the first write, with a traceback."""
+    return any(p.is_file() for p in (path, *path.parents))
+
+
 # (setting, test, what it must be): checked once when settings are read.
 _RULES = [
+    ("data_dir", lambda v, s: not _is_a_file_or_inside_one(v), "a folder, not a file or a path inside one"),
+    ("neo4j_uri", lambda v, s: _is_bolt_address(v),
+     "empty (the embedded graph) or a Bolt address such as bolt://host:7687 "
+     f"(schemes: {', '.join(f'{b}://' for b in BOLT_SCHEMES)})"),
+    ("llm_temperature", lambda v, s: 0 <= v <= 2, "from 0 to 2"),
+    ("working_memory_capacity", lambda v, s: v >= 1, "at least 1"),
+    ("working_memory_ttl_minutes", lambda v, s: v > 0, "more than 0 minutes"),
+    ("consolidate_working_threshold", lambda v, s: 0 <= v <= 1, "from 0 to 1"),
+    ("consolidate_episodic_threshold", lambda v, s: 0 <= v <= 1, "from 0 to 1"),
     ("chunk_size", lambda v, s: 10 <= v <= 4000, "a number of tokens from 10 to 4000"),
     ("chunk_overlap", lambda v, s: 0 <= v < s.chunk_size, "0 or more, and less than CHUNK_SIZE"),
     ("retrieval_mode", lambda v, s: v in ("hybrid", "dense", "bm25"), "hybrid, dense or bm25"),
@@ -148,7 +173,7 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _check(self) -> "Settings":
-        problems = [f"{name.upper()}={getattr(self, name)!r} must be {rule}"
+        problems = [f"{name.upper()}={_shown(getattr(self, name))} must be {rule}"
                     for name, test, rule in _RULES if not test(getattr(self, name), self)]
         if problems:
             raise ValueError("; ".join(problems))
@@ -166,6 +191,11 @@ class Settings(BaseSettings):
         return p
 
 
+def _shown(value: object) -> str:
+    """A value as the person wrote it in .env: DATA_DIR='/srv/x', not PosixPath('/srv/x')."""
+    return repr(str(value)) if isinstance(value, Path) else repr(value)
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
     """The settings from the environment and `.env`; SettingsError (one sentence) when a value is unusable."""
@@ -174,6 +204,14 @@ def get_settings() -> Settings:
     except ValidationError as exc:
         raise SettingsError(f"The settings cannot be used: {describe_invalid(exc)}; fix them in .env or the "
                             "environment and start again.") from None
+
+
+def settings_or_exit() -> Settings:
+    """The settings for a program's start: an unusable one ends the program with its sentence (exit 1)."""
+    try:
+        return get_settings()
+    except SettingsError as exc:
+        raise SystemExit(f"error: {exc}") from None
 
 
 def describe_invalid(exc: ValidationError) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import unicodedata
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 CJK_CHAR = re.compile(f"[{_CJK}]")
@@ -72,3 +73,41 @@ def search_tokens(text: str, *, keep_stopwords: bool = False) -> list[str]:
     if keep_stopwords:
         return tokens
     return [t for t in tokens if t not in STOPWORDS]
+
+
+# -- document names ------------------------------------------------------------------------------------
+
+MAX_NAME_CHARS = 150            # a label for a list and a citation, not a path; file systems stop at 255 bytes
+_MAX_EXTENSION_CHARS = 10       # ".pdf", ".markdown": longer "extensions" are part of the name
+_DROPPED_CATEGORIES = {"Cc", "Cf", "Cs"}   # control, format (bidi overrides, zero-width space), lone surrogates
+_KEPT_FORMAT = {"\u200c", "\u200d"}     # zero-width (non-)joiners: needed by emoji sequences and some scripts
+
+
+def clean_document_name(name: str | None, fallback: str = "document") -> str:
+    """A document's name as it is stored and shown: only a label, never a path. Keeps the last path part,
+    drops control and format characters, collapses whitespace and caps the length, keeping the extension.
+    When nothing is left, the cleaned `fallback` (the file's own name), then "document"."""
+    return _clean_name(name or "") or _clean_name(fallback) or "document"
+
+
+def _clean_name(name: str) -> str:
+    last_part = re.split(r"[\\/]", name)[-1]          # a browser on Windows may send C:\…\file.pdf
+    kept = "".join(" " if ch.isspace() else ch for ch in last_part if ch.isspace() or _shown(ch))
+    cleaned = " ".join(kept.split())
+    if not cleaned.strip("."):                       # "", "." and ".." name nothing
+        return ""
+    return _cap_length(cleaned)
+
+
+def _shown(ch: str) -> bool:
+    return ch in _KEPT_FORMAT or unicodedata.category(ch) not in _DROPPED_CATEGORIES
+
+
+def _cap_length(name: str) -> str:
+    if len(name) <= MAX_NAME_CHARS:
+        return name
+    stem, dot, extension = name.rpartition(".")
+    if not dot or not stem or len(extension) > _MAX_EXTENSION_CHARS or " " in extension:
+        return name[:MAX_NAME_CHARS - 1] + "…"
+    return stem[:MAX_NAME_CHARS - len(extension) - 2] + "…." + extension
+

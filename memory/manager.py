@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sqlite3
 import threading
 import uuid
 from dataclasses import replace
@@ -43,6 +44,15 @@ MAX_CONTENT_CHARS = 100_000
 MAX_QUERY_CHARS = 1000         # a memory search is a phrase or a question, not a pasted text
 MAX_LIMIT = 1000
 _ROLLUP_LOCK = threading.Lock()
+
+
+_PROMOTION_NAMESPACE = uuid.UUID("5f0c4a53-3e2b-4d0e-9a51-6c1f2b8e7d90")
+
+
+def promoted_id(source_id: str) -> str:
+    """The id of the memory consolidated from `source_id`: the same in every manager and every run, so a
+    promotion happens at most once per source memory (see MemoryManager.promote)."""
+    return uuid.uuid5(_PROMOTION_NAMESPACE, f"consolidated:{source_id}").hex
 
 
 def check_user_id(user_id) -> str:
@@ -390,20 +400,39 @@ class MemoryManager:
                               else episodic_threshold)
         promotions: list[Promotion] = []
         for it in [w for w in self.working.items() if w.importance >= wt]:
-            new = self.add(it.content, MemoryType.EPISODIC, it.importance, timestamp=it.timestamp,
-                           session_id=it.session_id,
-                           metadata={**it.metadata, "consolidated_from": it.id, "consolidated_from_type": "working"})
+            new = self.promote(it, MemoryType.EPISODIC)
             self.working.remove(it.id)
-            promotions.append(Promotion(it.id, MemoryType.WORKING, new.id, MemoryType.EPISODIC))
+            if new is not None:
+                promotions.append(Promotion(it.id, MemoryType.WORKING, new.id, MemoryType.EPISODIC))
         for it in self.docs.list(self.user_id, types=[MemoryType.EPISODIC], min_importance=et):
             if it.metadata.get("consolidated_to"):
                 continue
-            meta = {k: v for k, v in it.metadata.items() if k not in ("consolidated_from", "consolidated_from_type")}
-            new = self.add(it.content, MemoryType.SEMANTIC, it.importance, timestamp=it.timestamp,
-                           metadata={**meta, "consolidated_from": it.id, "consolidated_from_type": "episodic"})
-            self.update(it.id, metadata={"consolidated_to": new.id})
-            promotions.append(Promotion(it.id, MemoryType.EPISODIC, new.id, MemoryType.SEMANTIC))
+            new = self.promote(it, MemoryType.SEMANTIC)
+            self.update(it.id, metadata={"consolidated_to": promoted_id(it.id)})
+            if new is not None:
+                promotions.append(Promotion(it.id, MemoryType.EPISODIC, new.id, MemoryType.SEMANTIC))
         return ConsolidateResult(promotions)
+
+    def promote(self, source: MemoryItem, target_type: MemoryType | str) -> MemoryItem | None:
+        """Copy `source` into `target_type` under the id `promoted_id(source.id)`, with its provenance in
+        `consolidated_from` / `consolidated_from_type`. None when that copy exists already: another manager
+        of this user promoted it at the same time, or an earlier run stored it and stopped before marking
+        the source. The fixed id makes the second insert fail in SQLite before any vector or graph write."""
+        copy_id = promoted_id(source.id)
+        if self.docs.get(self.user_id, copy_id) is not None:
+            return None
+        meta = {k: v for k, v in source.metadata.items() if k not in ("consolidated_from", "consolidated_from_type")}
+        meta.update(consolidated_from=source.id, consolidated_from_type=source.memory_type.value)
+        session_id = source.session_id if MemoryType.parse(target_type) is MemoryType.EPISODIC else None
+        new = replace(self._new_item(source.content, target_type, source.importance, meta, source.timestamp,
+                                     session_id), id=copy_id)
+        try:
+            self._insert([new])
+        except sqlite3.IntegrityError:
+            if self.docs.get(self.user_id, copy_id) is None:
+                raise
+            return None                       # lost the race: the other manager's copy stands
+        return new
 
     # -- overview --------------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:

@@ -177,15 +177,7 @@ def read_pdf(data: bytes, name: str = "This PDF", progress: Progress | None = No
             pdf = pdfium.PdfDocument(data)
         except pdfium.PdfiumError as exc:
             log.info("PDFium could not open %s: %s (err_code=%s)", name, exc, getattr(exc, "err_code", None))
-            code = getattr(exc, "err_code", None)
-            if code == pdfium_c.FPDF_ERR_PASSWORD:
-                raise DocumentError(f"{label} is password-protected; save an unlocked copy (without a password) "
-                                    "and upload that instead.") from None
-            if code == pdfium_c.FPDF_ERR_SECURITY:
-                raise DocumentError(f"{label} uses an encryption scheme this app cannot open; save an unlocked "
-                                    "copy and upload that instead.") from None
-            raise DocumentError(f"{label} is damaged and cannot be opened as a PDF; re-download or re-export it "
-                                "and upload it again.") from None
+            raise DocumentError(_unopenable_message(data, label)) from None
     try:
         return _read_document(pdf, name, label, progress, ocr_max_pages)
     except DocumentError:
@@ -197,6 +189,36 @@ def read_pdf(data: bytes, name: str = "This PDF", progress: Progress | None = No
     finally:
         with PDFIUM_LOCK:
             pdf.close()
+
+
+def _unopenable_message(data: bytes, label: str) -> str:
+    """Why PDFium refused the file, in one sentence. pypdfium2 also refuses a PDF that parses but has no
+    pages, and then reports PDFium's last error code, which is process-global and left over from an earlier
+    file (an encrypted upload makes the next zero-page one look password-protected). So the page count is
+    checked first, and the encryption sentences need an /Encrypt dictionary in this file's own bytes."""
+    if _parses_with_no_pages(data):
+        return f"{label} has no pages; export the document again with its pages and upload that instead."
+    code = pdfium_c.FPDF_GetLastError()     # the load in _parses_with_no_pages just failed: this file's own code
+    encrypted = b"/Encrypt" in data          # the trailer (or xref stream) dictionary is never compressed
+    if encrypted and code == pdfium_c.FPDF_ERR_PASSWORD:
+        return (f"{label} is password-protected; save an unlocked copy (without a password) "
+                "and upload that instead.")
+    if encrypted and code == pdfium_c.FPDF_ERR_SECURITY:
+        return (f"{label} uses an encryption scheme this app cannot open; save an unlocked "
+                "copy and upload that instead.")
+    return (f"{label} is damaged and cannot be opened as a PDF; re-download or re-export it "
+            "and upload it again.")
+
+
+def _parses_with_no_pages(data: bytes) -> bool:
+    """Whether PDFium itself opens the file and finds zero pages (the caller holds PDFIUM_LOCK)."""
+    document = pdfium_c.FPDF_LoadMemDocument64(data, len(data), None)
+    if not document:
+        return False
+    try:
+        return pdfium_c.FPDF_GetPageCount(document) == 0
+    finally:
+        pdfium_c.FPDF_CloseDocument(document)
 
 
 def _report(progress: Progress | None, stage: str, done: int, total: int) -> None:

@@ -18,7 +18,7 @@ from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError
 from core.llm import get_llm
 from core.registry import ProcessRegistry
 from core.settings import Settings, get_settings
-from core.text import search_tokens
+from core.text import clean_document_name, search_tokens
 from core.vectors import get_vector_store
 from rag import prompts
 from rag.answer import (add_supporting_quote, attribute_uncited, citation_for, extractive_answer, focused_sources,
@@ -84,7 +84,7 @@ class RAGTool:
         `progress(stage, done, total)` hears of each stage as it goes (e.g. "embed", 128, 752)."""
         from rag.convert import convert_file  # heavy imports (MarkItDown) only when ingesting
         path = Path(path)
-        name = name or path.name
+        name = clean_document_name(name, fallback=path.name)
         if not path.is_file():
             raise DocumentError(f"'{name}' was not found; check the path and try again.")
         size = path.stat().st_size
@@ -117,7 +117,7 @@ class RAGTool:
             raise InvalidRequest("The text is empty; there is nothing to add.")
         started = time.perf_counter()
         doc_id = hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
-        name = name or f"{title}.md"
+        name = clean_document_name(name, fallback=f"{title}.md")
         existing = self.store.get_document(self.user_id, doc_id)
         if existing:
             return IngestResult(doc_id, existing.name, existing.title, existing.pages, existing.chunks,

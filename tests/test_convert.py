@@ -416,6 +416,28 @@ def test_encrypted_pdf(tmp_path):
     assert "password-protected" in message and "unlocked copy" in message
 
 
+ZERO_PAGES = serialize_pdf({1: b"<< /Type /Catalog /Pages 2 0 R >>", 2: b"<< /Type /Pages /Kids [] /Count 0 >>"})
+
+
+def test_zero_page_pdf_says_it_has_no_pages(tmp_path):
+    message = _error(write(tmp_path, "zero.pdf", ZERO_PAGES))
+    assert "has no pages" in message and "password" not in message and "damaged" not in message
+
+
+def test_zero_page_pdf_after_an_encrypted_one_is_not_called_password_protected(tmp_path):
+    # PDFium's last-error code is process-global: the encrypted load leaves FPDF_ERR_PASSWORD behind.
+    assert "password-protected" in _error(write(tmp_path, "locked.pdf", make_pdf([body(["secret"])], encrypt=True)))
+    message = _error(write(tmp_path, "zero.pdf", ZERO_PAGES))
+    assert "has no pages" in message and "password" not in message
+
+
+def test_damaged_pdf_after_an_encrypted_one_is_called_damaged(tmp_path):
+    assert "password-protected" in _error(write(tmp_path, "locked.pdf", make_pdf([body(["secret"])], encrypt=True)))
+    good = make_pdf([body(["hello"])])
+    message = _error(write(tmp_path, "broken.pdf", good[:40] + b"\x00garbage" * 50))
+    assert "damaged" in message and "password" not in message
+
+
 def test_pdf_without_any_text_layer(tmp_path):
     message = _error(write(tmp_path, "scan.pdf", make_pdf(["image", "image"])))
     assert "no text layer" in message and "scanned" in message and "OCR" in message

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from core.errors import DocumentError
+from core.text import MAX_NAME_CHARS, clean_document_name
 from rag.tool import RAGTool
 from tests.test_convert import body, make_pdf, write
 
@@ -83,3 +84,35 @@ def test_failure_while_indexing_rolls_back_vectors_and_files(settings, tmp_path,
         tool.add_document(write(tmp_path, "course.pdf", make_pdf(PAGES)))
     monkeypatch.undo()
     assert stored_state(tool) == ([], 0, 0, [])
+
+
+NAMES = [  # given name, stored name
+    ("salt\x00.pdf", "salt.pdf"),
+    ("../../../etc/passwd.pdf", "passwd.pdf"),
+    ("C:\\Users\\ana\\Desktop\\course notes.pdf", "course notes.pdf"),
+    ("invoice\u202efdp.exe", "invoicefdp.exe"),                 # a bidi override would show it as "…exe.pdf"
+    ("  two\t\nlines   here.pdf ", "two lines here.pdf"),
+    ("📚 学习 notes 🧠.pdf", "📚 学习 notes 🧠.pdf"),
+    ("\x00\x01\x02", "course.pdf"),                              # nothing left: the file's own name
+    ("..", "course.pdf"),
+]
+
+
+@pytest.mark.parametrize("given, stored", NAMES)
+def test_document_name_is_cleaned_where_it_enters(given, stored):
+    assert clean_document_name(given, fallback="course.pdf") == stored
+
+
+def test_a_long_document_name_is_capped_keeping_its_extension():
+    cleaned = clean_document_name("c" * 296 + ".pdf", fallback="course.pdf")
+    assert len(cleaned) == MAX_NAME_CHARS and cleaned.endswith("….pdf") and cleaned.startswith("ccc")
+
+
+def test_added_documents_and_texts_are_listed_under_clean_names(settings, tmp_path):
+    tool = RAGTool("alice", settings)
+    loaded = tool.add_document(write(tmp_path, "upload-1.pdf", make_pdf(PAGES)), name="../course\x00\u200b.pdf")
+    pasted = tool.add_text("Photosynthesis turns light into sugar.", title="Plants", name="\x07\x00")
+    listed = {d.doc_id: d.name for d in tool.list_documents()}
+    assert loaded.name == listed[loaded.doc_id] == "course.pdf"
+    assert pasted.name == listed[pasted.doc_id] == "Plants.md"
+    assert tool.search("recursive function")[0].doc_name == "course.pdf"

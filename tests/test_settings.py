@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from core.settings import Settings, SettingsError, get_settings
+from pydantic import ValidationError
+
+from core.settings import _RULES, Settings, SettingsError, describe_invalid, get_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,6 +38,17 @@ def test_settings_come_from_the_environment(monkeypatch, tmp_path):
     ("LLM_TIMEOUT_S", "-5", "LLM_TIMEOUT_S=-5.0 must be more than 0 seconds"),
     ("APP_PORT", "99999", "APP_PORT=99999 must be a port from 1 to 65535"),
     ("TOP_K", "many", "TOP_K='many'"),
+    ("NEO4J_URI", "http://localhost:7474", "NEO4J_URI='http://localhost:7474' must be empty (the embedded graph) "
+                                           "or a Bolt address such as bolt://host:7687"),
+    ("NEO4J_URI", "localhost:7687", "NEO4J_URI='localhost:7687' must be empty"),
+    ("NEO4J_URI", "bolt://", "NEO4J_URI='bolt://' must be empty"),
+    ("WORKING_MEMORY_CAPACITY", "0", "WORKING_MEMORY_CAPACITY=0 must be at least 1"),
+    ("WORKING_MEMORY_TTL_MINUTES", "0", "WORKING_MEMORY_TTL_MINUTES=0 must be more than 0 minutes"),
+    ("LLM_TEMPERATURE", "-3", "LLM_TEMPERATURE=-3.0 must be from 0 to 2"),
+    ("LLM_TEMPERATURE", "2.5", "LLM_TEMPERATURE=2.5 must be from 0 to 2"),
+    ("LLM_TEMPERATURE", "nan", "LLM_TEMPERATURE=nan must be from 0 to 2"),
+    ("CONSOLIDATE_WORKING_THRESHOLD", "1.5", "CONSOLIDATE_WORKING_THRESHOLD=1.5 must be from 0 to 1"),
+    ("CONSOLIDATE_EPISODIC_THRESHOLD", "-0.1", "CONSOLIDATE_EPISODIC_THRESHOLD=-0.1 must be from 0 to 1"),
 ])
 def test_an_unusable_setting_is_refused_at_start_in_one_sentence(monkeypatch, name, value, phrase):
     monkeypatch.setenv(name, value)
@@ -48,6 +61,40 @@ def test_an_unusable_setting_is_refused_at_start_in_one_sentence(monkeypatch, na
     message = str(refused.value)
     assert phrase in message and message.startswith("The settings cannot be used:")
     assert message.count("\n") == 0
+
+
+def refusal(**values) -> str:
+    with pytest.raises(ValidationError) as refused:
+        Settings(_env_file=None, **values)
+    return describe_invalid(refused.value)
+
+
+def test_a_data_dir_that_is_a_file_or_inside_one_is_refused(tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the data folder should be")
+    for data_dir in (blocker, blocker / "data"):
+        assert f"DATA_DIR='{data_dir}' must be a folder, not a file or a path inside one" in refusal(data_dir=data_dir)
+    assert Settings(_env_file=None, data_dir=tmp_path / "not-yet-made").data_dir == tmp_path / "not-yet-made"
+
+
+@pytest.mark.parametrize("uri", [None, "", "bolt://localhost:7687", "bolt+s://db.example.org", "bolt+ssc://h:1",
+                                 "neo4j://localhost", "neo4j+s://x.databases.neo4j.io", "NEO4J+SSC://h:7687"])
+def test_every_bolt_scheme_and_no_uri_are_accepted(uri):
+    assert Settings(_env_file=None, neo4j_uri=uri).neo4j_uri == uri
+
+
+def test_every_mistake_is_named_in_the_one_sentence():
+    message = refusal(llm_temperature=3, working_memory_capacity=0, consolidate_working_threshold=2)
+    assert message.count("must be") == 3 and "\n" not in message
+    assert all(name in message for name in ("LLM_TEMPERATURE", "WORKING_MEMORY_CAPACITY",
+                                            "CONSOLIDATE_WORKING_THRESHOLD"))
+
+
+def test_every_consolidation_threshold_has_a_rule():
+    thresholds = [name for name in Settings.model_fields if re.fullmatch(r"consolidate_\w+_threshold", name)]
+    assert thresholds and all(name in {rule[0] for rule in _RULES} for name in thresholds)
+    for name in thresholds:
+        assert f"{name.upper()}=1.5 must be from 0 to 1" in refusal(**{name: 1.5})
 
 
 def test_the_app_and_the_cli_stop_with_the_sentence_not_a_traceback(tmp_path):

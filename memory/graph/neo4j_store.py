@@ -29,6 +29,8 @@ from neo4j import GraphDatabase, ManagedTransaction
 from neo4j.exceptions import (AuthError, ClientError, ConfigurationError, DriverError, Neo4jError,
                               ServiceUnavailable, SessionExpired)
 
+from core.settings import BOLT_SCHEMES
+
 from .base import (Entity, GraphNeighbour, GraphStore, GraphStoreUnavailable, GraphView, Relation,
                    check_id, clamp_depth, normalise_keys, prepare_memory, rank_neighbours,
                    score_memories)
@@ -39,7 +41,6 @@ CONFLICT_ATTEMPTS = 5
 # Client errors that are really write conflicts on servers without Neo4j's locking (see _run).
 CONFLICT_CODES = {"Neo.ClientError.Schema.ConstraintValidationFailed",
                   "Neo.ClientError.Statement.EntityNotFound"}
-BOLT_SCHEMES = {"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}
 T = TypeVar("T")
 
 # Tried one by one at start-up, each with a plain index as fallback. A server that refuses both

@@ -345,3 +345,93 @@ def test_consolidating_twice_promotes_nothing_twice(tmp_path, reliability):
     reliability.record("Crash", "consolidate run twice (as a retry would)",
                        f"first run {first.promoted} promotions, second {second.promoted}; counts unchanged "
                        f"{counts_after_second}")
+
+
+
+def _episodes(manager, n: int) -> list:
+    return [manager.add(f"Episode {i}: Ana measured the moraine of the Rhone Glacier at station {i}.", "episodic",
+                        0.85) for i in range(n)]
+
+
+def _thoughts(manager, n: int) -> list:
+    """Working memories important enough (0.9) to become episodes, and then semantic memories."""
+    return [manager.add(f"Working thought {i}: the Aletsch Glacier retreats each summer.", "working", 0.9)
+            for i in range(n)]
+
+
+def _promotion_state(manager) -> dict:
+    """What promotion left in every store: rows, Qdrant points, graph links, and provenance."""
+    copies = [m for m in manager.list(["semantic"]) if m.metadata.get("consolidated_from")]
+    episodes = manager.list(["episodic"])
+    return {"semantic copies": len(copies),
+            "distinct sources": len({m.metadata["consolidated_from"] for m in copies}),
+            "semantic vectors": manager.stats().vectors["semantic"],
+            "episodes from working": sum(1 for m in episodes if m.metadata.get("consolidated_from_type") == "working"),
+            "unmarked episodes": sum(1 for m in episodes if not m.metadata.get("consolidated_to")),
+            "graph": manager.semantic.graph.stats(manager.user_id)}
+
+
+def _consolidated_alone(data_dir: Path, episodes: int, thoughts: int) -> dict:
+    """The same memories consolidated once by one manager in a folder of their own: one copy each."""
+    from memory.manager import MemoryManager
+    manager = MemoryManager(settings_for(data_dir), USER)
+    _episodes(manager, episodes)
+    _thoughts(manager, thoughts)
+    manager.consolidate()
+    return _promotion_state(manager)
+
+
+def test_two_managers_consolidating_at_once_promote_each_memory_once(tmp_path, reliability):
+    from memory.manager import MemoryManager
+    settings = settings_for(tmp_path / "data")
+    first, second = MemoryManager(settings, USER), MemoryManager(settings, USER)
+    _episodes(first, 10)
+    thoughts = _thoughts(first, 3)
+    start = threading.Barrier(2)
+    results, errors = [], []
+
+    def consolidate(manager):
+        start.wait()
+        try:
+            results.append(manager.consolidate())
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=consolidate, args=(m,)) for m in (first, second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [], errors
+    promoted = [p.source_id for result in results for p in result.promotions]
+    state = _promotion_state(first)
+    # 3 thoughts → 3 episodes, then 13 episodes → 13 semantic copies: 16 promotions between the two managers
+    assert len(promoted) == len(set(promoted)) == 16 and set(promoted) >= {t.id for t in thoughts}, promoted
+    assert state["semantic copies"] == state["distinct sources"] == state["semantic vectors"] == 13, state
+    assert state["episodes from working"] == 3 and state["unmarked episodes"] == 0, state
+    assert state == _consolidated_alone(tmp_path / "alone", 10, 3), state
+    reliability.record("Crash", "two managers of one user consolidate at once (threads, one data folder)",
+                       f"{len(promoted)} promotions between them ({' + '.join(str(r.promoted) for r in results)}), "
+                       f"each source once: {state['semantic copies']} semantic copies, "
+                       f"{state['semantic vectors']} vectors, graph {state['graph']}, as one run alone leaves")
+
+
+def test_a_consolidation_stopped_before_marking_is_not_promoted_again(tmp_path, reliability):
+    from memory.manager import MemoryManager, close_memory_stores, promoted_id
+    settings = settings_for(tmp_path / "data")
+    manager = MemoryManager(settings, USER)
+    episodes = _episodes(manager, 3)
+    copy = manager.promote(episodes[0], "semantic")     # what consolidate stores first; it stopped before
+    assert copy is not None and copy.id == promoted_id(episodes[0].id)   # marking the source
+    close_memory_stores(settings)                       # the process is gone; a new one starts
+    restarted = MemoryManager(settings, USER)
+    result = restarted.consolidate()
+    state = _promotion_state(restarted)
+    assert sorted(p.source_id for p in result.promotions) == sorted(e.id for e in episodes[1:])
+    assert restarted.get(episodes[0].id).metadata["consolidated_to"] == copy.id
+    assert state["semantic copies"] == state["distinct sources"] == state["semantic vectors"] == 3, state
+    assert state["unmarked episodes"] == 0 and state == _consolidated_alone(tmp_path / "alone", 3, 0), state
+    reliability.record("Crash", "consolidation stopped after storing a copy, before marking its source",
+                       f"the next run marked it and promoted only the other {result.promoted}: "
+                       f"{state['semantic copies']} semantic copies, {state['semantic vectors']} vectors, "
+                       f"graph {state['graph']}, as one run alone leaves")

@@ -227,8 +227,8 @@ def test_neo4j_going_away_mid_run_keeps_the_note_and_writes_its_concept_when_bac
     settings = neo4j_settings(f"bolt://127.0.0.1:{port}", password, "graph")
     with bolt_server_on(port, password):
         a = learner(tmp_path, **settings)
-        a.add_note("Chlorophyll absorbs red and blue light.", "Photosynthesis")
-        assert "Photosynthesis" in concept_names(a)
+        while_up = a.add_note("Chlorophyll absorbs red and blue light.", "Photosynthesis")
+        assert "Photosynthesis" in concept_names(a) and while_up.notice == ""
     # The server is gone (stopped, its process ended).
     started = time.perf_counter()
     note = a.add_note("Mitochondria make ATP from glucose and oxygen.", "Cell respiration")
@@ -236,6 +236,8 @@ def test_neo4j_going_away_mid_run_keeps_the_note_and_writes_its_concept_when_bac
     graph = a.memory.semantic.graph
     waiting = graph.pending_writes("learner")
     assert waiting >= 1 and any(n.id == note.memory_id for n in a.list_notes())
+    notice = one_message(note.notice)                                  # told, not a bare "Note saved"
+    assert "graph server is away" in notice and "concept view" in notice, notice
     hits = a.recall("mitochondria ATP", RecallFilters(memory_types=["semantic"], limit=5))
     assert hits and hits[0].id == note.memory_id                       # found by its vector meanwhile
     shown_meanwhile = concept_names(a)
@@ -247,8 +249,10 @@ def test_neo4j_going_away_mid_run_keeps_the_note_and_writes_its_concept_when_bac
         replayed_in = wait_for(lambda: graph.pending_writes("learner") == 0, timeout=90)
         assert "Cell respiration" in concept_names(a)
         after_back = time.perf_counter() - back
+        assert a.add_note("Ribosomes build proteins.", "Cell biology").notice == ""   # nothing waits any more
     reliability.record(SECTION, "Neo4j server stopped mid-run, then started again at the same address",
-                       f"a note written while it was down is saved at once ({saved_in:.2f} s), found by recall, and "
+                       f"a note written while it was down is saved at once ({saved_in:.2f} s) with the notice "
+                       f"“{notice}”, found by recall, and "
                        f"its graph writes wait in the outbox ({waiting}; memory stats say {stats}); the concept "
                        f"graph meanwhile shows {len(shown_meanwhile)} concepts, questions still cite "
                        f"{result.source_labels[0]}; {replayed_in:.1f} s after the server was back the waiting writes "

@@ -190,3 +190,27 @@ def test_episodic_memory_is_capped_by_rolling_old_days_into_one_summary(tmp_path
                        f"they were; a search for that day's topic finds its summary; 7 later episodes of the first "
                        f"day merged into its summary ({merged[0].metadata['rolled_up']} activities), "
                        f"{mm.counts()['episodic']} episodes in all.")
+
+
+def test_questions_of_rolled_up_days_still_count_in_stats_activity_and_report(tmp_path, reliability):
+    from assistant.report import validate_report
+    settings = Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none")
+    mm = MemoryManager(settings, "learner", episodic_cap=40)         # another manager of the same person, as an
+    important = [asked(0, 90 + k, importance=0.9) for k in range(2)]   # agent's would be, with a small cap
+    mm.add_many([asked(day, n) for day in range(len(DAYS)) for n in range(10)] + important, "episodic")
+    summaries = rollups(mm)
+    rolled = sum(s.metadata["questions"] for s in summaries)
+    assert len(summaries) == 2 and rolled == 20, [s.metadata for s in summaries]
+    a = PDFLearningAssistant("learner", settings)
+    stats, report = a.get_stats(), a.generate_report()
+    per_day = {d["date"]: d["questions"] for d in a._activity()}
+    expected = {(START + timedelta(days=day)).astimezone().date().isoformat(): 10 for day in range(len(DAYS))}
+    expected[START.astimezone().date().isoformat()] += len(important)
+    assert stats["questions"] == report["summary"]["questions"] == 52, stats
+    assert per_day == expected and {d["date"]: d["questions"] for d in report["activity"]} == expected, per_day
+    assert stats["active_days"] == len(DAYS)
+    validate_report(report)
+    reliability.record(SECTION, "questions counted after old days were rolled up (cap 40, 52 questions over 5 days)",
+                       f"{rolled} of them live only in {len(summaries)} day summaries; stats and the report still "
+                       f"count {stats['questions']} questions, {stats['active_days']} active days, per day "
+                       f"{list(per_day.values())}")
