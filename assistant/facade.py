@@ -28,12 +28,21 @@ from assistant.types import (AskResult, ConsolidatePreview, DocumentInfo, Forget
                              NoteResult, RecallFilters)
 from core.errors import AssistantError, DocumentError, InvalidRequest
 from core.settings import Settings, get_settings
+from memory.rollup import ROLLUP_KIND
 from rag.figures import memory_records
 from rag.types import Citation, SourcesEvent
 
 log = logging.getLogger(__name__)
 
 MAX_NOTE_CHARS = 5000
+GRAPH_AWAY_NOTICE = ("The note is saved and recall finds it, but the graph server is away, so its concepts "
+                     "join the concept view when the server is back.")
+
+
+def rolled_up_questions(ref: MemoryRef) -> int:
+    """Questions a day's summary of old episodes replaced (memory.rollup keeps their count); 0 for others."""
+    return int(ref.metadata.get("questions", 0) or 0) if ref.kind == ROLLUP_KIND else 0
+
 
 _routers: dict[str, IntentRouter] = {}
 _routers_lock = threading.Lock()
@@ -72,12 +81,14 @@ class PDFLearningAssistant:
     def load_document(self, path: str | Path, name: str | None = None, *, session_id: str | None = None,
                       progress=None) -> LoadResult:
         """Index one file and remember that it was loaded. Raises DocumentError (one sentence) for bad files.
-        `progress(stage, done, total)` hears how far each stage is (see RAGTool.add_document)."""
+        `progress(stage, done, total)` hears how far each stage is (see RAGTool.add_document).
+        Converting and embedding (minutes for a book) run outside this person's lock, so their notes and
+        other tabs are not held up; the index commits in one transaction of its own."""
+        result = self.rag.add_document(path, name=name, progress=progress)
+        loaded = LoadResult(**{**dataclasses.asdict(result), "seconds": round(result.seconds, 2)})
+        if not result.pages:
+            loaded.sections = self.section_counts([result.doc_id]).get(result.doc_id, 0)
         with self.lock:
-            result = self.rag.add_document(path, name=name, progress=progress)
-            loaded = LoadResult(**{**dataclasses.asdict(result), "seconds": round(result.seconds, 2)})
-            if not result.pages:
-                loaded.sections = self.section_counts([result.doc_id]).get(result.doc_id, 0)
             if not result.already_present:
                 self._remember(f"Loaded the document '{result.name}' ({result.title}; {loaded.length}).",
                                "episodic", H.KIND_LOADED, session_id,
@@ -225,7 +236,12 @@ class PDFLearningAssistant:
                         raise
                     raise InvalidRequest("The note's concept could not be saved in the concept graph; "
                                          "try again.") from exc
-            return NoteResult(item.id, content, concept, linked, item.timestamp)
+            return NoteResult(item.id, content, concept, linked, item.timestamp, notice=self._graph_notice())
+
+    def _graph_notice(self) -> str:
+        """A note's graph writes wait in the outbox while the graph server is away (memory.graph.resilience):
+        saved, but missing from the concept view until then, which the person must not find out by surprise."""
+        return GRAPH_AWAY_NOTICE if self.memory.semantic.graph.pending_writes(self.user_id) else ""
 
     def list_notes(self) -> list[MemoryRef]:
         return [r for r in self._stored(["semantic"]) if r.kind in (H.KIND_NOTE, H.KIND_PREFERENCE)]
@@ -338,7 +354,8 @@ class PDFLearningAssistant:
     # == overview =================================================================================
     def get_stats(self) -> dict:
         docs = self.list_documents()
-        qa = self._stored(["episodic"], kind=H.KIND_QA)
+        episodes = self._stored(["episodic"])
+        qa = [r for r in episodes if r.kind == H.KIND_QA]
         notes = self.list_notes()
         graph = self.concept_graph(limit=500)
         counts = self.memory.counts()
@@ -348,7 +365,7 @@ class PDFLearningAssistant:
             "documents": len(docs),
             "pages": sum(d.pages for d in docs),
             "chunks": sum(d.chunks for d in docs),
-            "questions": len(qa),
+            "questions": len(qa) + sum(rolled_up_questions(r) for r in episodes),
             "questions_from_memory": sum(1 for r in qa if r.metadata.get("route") == "memory"),
             "notes": len(notes),
             "concepts": len(graph.nodes),
@@ -385,6 +402,10 @@ class PDFLearningAssistant:
         """Per local day: documents loaded, questions asked, notes written."""
         days: dict[str, Counter] = {}
         for ref in self._stored(["episodic", "semantic"]):
+            if ref.kind == ROLLUP_KIND:     # a rolled-up day: its questions are a count in its summary
+                day = ref.metadata.get("day") or ref.timestamp.astimezone().date().isoformat()
+                days.setdefault(day, Counter())["questions"] += rolled_up_questions(ref)
+                continue
             key = {H.KIND_LOADED: "documents", H.KIND_QA: "questions", H.KIND_NOTE: "notes",
                    H.KIND_PREFERENCE: "notes"}.get(ref.kind)
             if key:
