@@ -70,15 +70,23 @@ def whole_chunk_sources(hits: list[SearchHit], budget_tokens: int, evidence: lis
     return sources
 
 
-def focused_sources(evidence: list[Evidence], budget_tokens: int, *, max_sources: int = 4) -> list[Source]:
+FOCUSED_MIN_RELATIVE = 0.8
+
+
+def focused_sources(evidence: list[Evidence], budget_tokens: int, *, max_sources: int = 4,
+                    min_relative: float = FOCUSED_MIN_RELATIVE) -> list[Source]:
     """For a small local model, whose time goes into reading the prompt: from each of the best chunks,
-    only its best unit with its neighbours, until the budget is spent."""
+    only its best unit with its neighbours, until the budget is spent. A chunk whose best unit answers
+    much worse than the best one is left out: a small model copies whichever source it reads, however
+    unrelated."""
     chosen: dict[str, Source] = {}
     used = 0
     for ev in evidence:
         cid = ev.hit.chunk.chunk_id
         if cid in chosen or len(chosen) >= max_sources:
             continue
+        if chosen and ev.score < min_relative * evidence[0].score:
+            break
         excerpt = _window(ev)
         cost = count_tokens(excerpt) + 12
         if chosen and used + cost > budget_tokens:
@@ -270,21 +278,30 @@ def _quote(ev: Evidence, mark: str) -> str:
     return f"> {shown} {mark}"
 
 
-def add_supporting_quote(answer: Answer, evidence: list[Evidence]) -> str:
-    """Under a composed answer, the document's own words that answer best, unless the answer already says
-    them: the learner reads the source, not only the model's paraphrase of it. Returns the added text."""
-    if not evidence or not answer.text.strip():
+def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, max_quotes: int = 2,
+                         min_relative: float = FOCUSED_MIN_RELATIVE) -> str:
+    """Under a composed answer, the document's own words that answer best (up to `max_quotes` units
+    nearly as good as the best), leaving out what the answer already says: the learner reads the source,
+    not only a small model's paraphrase of it, which may drop or swap a word. Returns the added text."""
+    said = re.sub(r"\[\d{1,3}\]|⚠", "", answer.text)
+    if not evidence or not said.strip():
         return ""
-    best = evidence[0]
-    if _near_duplicate(best.unit.text, re.sub(r"\[\d{1,3}\]|⚠", "", answer.text)):
-        return ""
-    cited = next((c for c in answer.citations if c.chunk_id == best.hit.chunk.chunk_id), None)
-    if cited is None:
-        cited = citation_for(len(answer.citations) + 1, best.hit, quote=best.unit.text, support=best.score)
-        answer.citations.append(cited)
-    elif best.unit.text not in cited.quote:
-        cited.quote += " … " + best.unit.text
-    added = "\n\n" + _quote(best, f"[{cited.n}]")
+    quotes: list[Evidence] = []
+    for ev in evidence:
+        if len(quotes) >= max_quotes or ev.score < min_relative * evidence[0].score:
+            break
+        if not _near_duplicate(ev.unit.text, said) and not any(_near_duplicate(ev.unit.text, q.unit.text)
+                                                               for q in quotes):
+            quotes.append(ev)
+    added = ""
+    for ev in quotes:
+        cited = next((c for c in answer.citations if c.chunk_id == ev.hit.chunk.chunk_id), None)
+        if cited is None:
+            cited = citation_for(len(answer.citations) + 1, ev.hit, quote=ev.unit.text, support=ev.score)
+            answer.citations.append(cited)
+        elif ev.unit.text not in cited.quote:
+            cited.quote += " … " + ev.unit.text
+        added += "\n\n" + _quote(ev, f"[{cited.n}]")
     answer.text += added
     return added
 
