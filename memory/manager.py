@@ -131,7 +131,10 @@ class MemoryManager:
         common = dict(candidates=self.settings.candidates, rrf_k=self.settings.rrf_k)
         self.episodic = EpisodicMemory(self.settings, self.user_id, self.docs, retrieval_mode=retrieval_mode,
                                        fusion=fusion, **common)
-        self.semantic = SemanticMemory(self.settings, self.user_id, self.docs, **common)
+        # Notes are searched like episodes (dense + keywords): a learner recalls a note by the one code,
+        # name or term in it, which barely moves its embedding among many similar notes.
+        self.semantic = SemanticMemory(self.settings, self.user_id, self.docs, retrieval_mode=retrieval_mode,
+                                       fusion=fusion, **common)
         self.perceptual = PerceptualMemory(self.settings, self.user_id, self.docs,
                                            retrieval_mode=retrieval_mode, fusion=fusion, **common)
         self._stores = {MemoryType.EPISODIC: self.episodic, MemoryType.SEMANTIC: self.semantic,

@@ -71,7 +71,6 @@ class SemanticMemory(VectorBackedMemory):
     purpose = "memory_semantic"
 
     def __init__(self, *args, graph: GraphStore | None = None, **kwargs):
-        kwargs.setdefault("retrieval_mode", "dense")
         super().__init__(*args, **kwargs)
         self._graph = graph
 

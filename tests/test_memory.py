@@ -477,3 +477,13 @@ def test_filtered_dense_search_is_exact_among_the_allowed(mm):
     assert [i for i, _ in got] == expected
     hits = mm.search("studied topic", memory_type="episodic", min_importance=0.6, limit=30)
     assert {h.id for h in hits} == set(allowed)
+
+
+def test_a_note_is_recalled_by_the_one_code_in_it_among_many_similar_notes(mm):
+    """A unique word barely moves a note's embedding; the keyword side of the search finds it."""
+    codes = [f"qz{i:04x}{(i * 7919) % 65536:04x}" for i in range(60)]
+    mm.add_many([{"content": f"Station {code}: the weather at the coastal station was mild and dry today."}
+                 for code in codes], "semantic")
+    missed = [code for code in codes
+              if code not in mm.search(code, memory_types=["semantic"], limit=5)[0].content]
+    assert missed == []
