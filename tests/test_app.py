@@ -53,11 +53,8 @@ def test_no_llm_disables_expansion_and_shows_the_extractive_note(settings):
     assert "logout" not in ids
 
 
-def test_a_local_model_also_enables_the_toggles(settings):
-    from core import local_model
-    local = settings.model_copy(update={"llm_backend": "local"})
-    if local_model.unavailable_reason(local) is not None:
-        pytest.skip("no local model is installed here")
+def test_a_local_model_also_enables_the_toggles(settings, local_model_dir):
+    local = settings.model_copy(update={"llm_backend": "local", "llm_model_dir": local_model_dir})
     ids = components_by_id(app.build_app(local))            # no endpoint, yet a model answers
     assert ids["mqe"]["props"]["interactive"] is True and ids["hyde"]["props"]["interactive"] is True
     assert ids["llm-notice"]["props"]["visible"] is False

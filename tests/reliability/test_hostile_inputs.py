@@ -325,16 +325,6 @@ def test_an_importance_out_of_range_is_refused_by_the_memory_tool(library, relia
 HOSTILE_NAME = "<img src=x onerror=alert('name')>.md"
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium")
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def _ask_in_browser(page, question: str) -> str:
@@ -372,7 +362,7 @@ def listeners_hear(page, dialogs: list[str], remote: list[str]) -> None:
 
 
 @pytest.mark.browser
-def test_script_in_documents_never_runs_in_the_browser(chromium, tmp_path, reliability):
+def test_script_in_documents_never_runs_in_the_browser(browser, tmp_path, reliability):
     from tests.browser.conftest import running_app
     files = tmp_path / "uploads"
     files.mkdir()
@@ -381,7 +371,7 @@ def test_script_in_documents_never_runs_in_the_browser(chromium, tmp_path, relia
     dialogs: list[str] = []
     remote: list[str] = []
     with running_app(tmp_path, LLM_BACKEND="none") as url:
-        context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
         context.set_default_timeout(60_000)
         page = context.new_page()
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
