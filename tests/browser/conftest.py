@@ -21,6 +21,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 ARTEFACTS = ROOT / "test-artefacts"
 USERS = {"alice": "alice-pw", "bob": "bob-pw"}
+# Every wait of a page (a selector, a function): generous, because on 2 cores a render or an answer can
+# queue behind a local model or an ingest in the same run; a wait that succeeds returns at once anyway.
+BROWSER_WAIT_MS = 90_000
 
 
 def free_port() -> int:
@@ -98,7 +101,7 @@ def artefacts() -> Path:
 def login(browser, url: str, user: str, *, locale: str = "en-US"):
     """A fresh browser context logged in as `user`; returns (context, page) on the app's main view."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale=locale, accept_downloads=True)
-    context.set_default_timeout(30_000)
+    context.set_default_timeout(BROWSER_WAIT_MS)
     page = context.new_page()
     page.goto(url + "/")
     page.fill("input[type=text]", user)
@@ -114,7 +117,7 @@ def login(browser, url: str, user: str, *, locale: str = "en-US"):
 def open_local(browser, url: str, *, locale: str = "en-US"):
     """A fresh browser context on an app without login; returns (context, page) once the who-line is filled."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale=locale)
-    context.set_default_timeout(30_000)
+    context.set_default_timeout(BROWSER_WAIT_MS)
     page = context.new_page()
     page.goto(url + "/")
     page.wait_for_selector("#tabs")
