@@ -771,8 +771,9 @@ def launch_options(settings: Settings) -> dict:
         log.warning("APP_HOST=%s ignored: without APP_USERS the app serves the local user only, on 127.0.0.1.", host)
         host = "127.0.0.1"
     return dict(server_name=host, server_port=settings.app_port, auth=users or None,
-                auth_message=(f"PDF Learning Assistant — log in with your APP_USERS name. After {LOGIN_FAILURES} "
-                              f"wrong passwords, logging in pauses for {LOCKOUT_S} seconds.") if users else None,
+                auth_message=("PDF Learning Assistant — log in with the name and password you were given. "
+                              f"After {LOGIN_FAILURES} wrong passwords, logging in pauses for {LOCKOUT_S} seconds.")
+                if users else None,
                 i18n=I18N, css_paths=[str(HERE / "static" / "app.css")], footer_links=[],
                 js=(HERE / "static" / "citations.js").read_text(encoding="utf-8"),
                 blocked_paths=served.private_paths(settings), show_error=False,

@@ -67,28 +67,32 @@ _UNREADABLE_REPLY = (ValueError, TypeError, AttributeError, KeyError, IndexError
 
 
 def _friendly(exc: Exception, base_url: str | None) -> LLMError:
+    """One sentence for the person (no setting names: a learner cannot change them); the setting that
+    the machine's owner may need to change goes to the log."""
     import openai
     where = base_url or "the OpenAI API"
+    owner = "whoever runs this app may need to check its language model settings"
     if isinstance(exc, openai.APITimeoutError):
-        msg = f"The language model at {where} did not answer in time; try again, or raise LLM_TIMEOUT_S."
+        msg, hint = f"The language model at {where} did not answer in time; try again.", "LLM_TIMEOUT_S"
     elif isinstance(exc, openai.APIConnectionError):
-        msg = f"Cannot reach the language model at {where}; check OPENAI_BASE_URL and that the server is running."
+        msg, hint = f"Cannot reach the language model at {where}; {owner}.", "OPENAI_BASE_URL"
     elif isinstance(exc, openai.AuthenticationError):
-        msg = f"The language model at {where} rejected the API key; check OPENAI_API_KEY."
+        msg, hint = f"The language model at {where} rejected the API key; {owner}.", "OPENAI_API_KEY"
     elif isinstance(exc, openai.RateLimitError):
-        msg = f"The language model at {where} is rate-limiting requests; wait a moment and try again."
+        msg, hint = f"The language model at {where} is rate-limiting requests; wait a moment and try again.", ""
     elif isinstance(exc, openai.NotFoundError):
-        msg = f"The language model at {where} does not know this model; check LLM_MODEL."
+        msg, hint = f"The language model at {where} does not know the model asked for; {owner}.", "LLM_MODEL"
     elif isinstance(exc, openai.APIStatusError):
-        msg = f"The language model at {where} returned an error (HTTP {exc.status_code}); see the log for details."
+        msg, hint = (f"The language model at {where} returned an error (HTTP {exc.status_code}); try again "
+                     "later.", "")
     elif isinstance(exc, _EmptyAnswer) and exc.is_event_stream:
-        msg = (f"The language model at {where} sent back an empty answer; check that LLM_MODEL is a chat model "
-               "it serves, or see its log.")
+        msg, hint = f"The language model at {where} sent back an empty answer; {owner}.", "LLM_MODEL (a chat model?)"
     elif isinstance(exc, (_EmptyAnswer, *_UNREADABLE_REPLY)):
-        msg = (f"The language model at {where} sent a reply this app cannot read (not an OpenAI-compatible "
-               "answer); check that OPENAI_BASE_URL is the server's /v1 address.")
+        msg, hint = (f"The language model at {where} sent a reply this app cannot read (not an OpenAI-compatible "
+                     f"answer); {owner}.", "OPENAI_BASE_URL (the server's /v1 address?)")
     else:
-        msg = f"The language model at {where} failed ({type(exc).__name__}); see the log for details."
+        msg, hint = f"The language model at {where} failed ({type(exc).__name__}); try again later.", ""
+    log.warning("%s%s", msg, f" Setting to check: {hint}." if hint else "")
     return LLMError(msg)
 
 
@@ -166,7 +170,7 @@ class LLMClient:
         except _Timeout:
             log.warning("LLM answer stopped after %.1f s (LLM_TIMEOUT_S)", timeout)
             raise LLMError(f"The language model at {self.settings.openai_base_url or 'the OpenAI API'} did not "
-                           f"finish its answer within {timeout:g} s; try again, or raise LLM_TIMEOUT_S.") from None
+                           f"finish its answer within {timeout:g} s; try again.") from None
         finally:
             stop.set()
 
@@ -384,7 +388,7 @@ class LocalLLM:
         if state["timed_out"]:
             log.warning("Local model answer stopped after %.1f s (LLM_TIMEOUT_S)", s.llm_timeout_s)
             raise LLMError(f"The local model did not finish its answer within {s.llm_timeout_s:g} s; "
-                           "ask a shorter question, or raise LLM_TIMEOUT_S.")
+                           "ask a shorter question, or try again.")
 
     @staticmethod
     def _callback(q: queue.Queue, stop: threading.Event, deadline: float, state: dict) -> Callable[[object], bool]:

@@ -90,7 +90,7 @@ class RAGTool:
         size = path.stat().st_size
         if size > self.settings.max_upload_mb * 1024 * 1024:
             raise DocumentError(f"'{name}' is {size / 2**20:.0f} MB, over the {self.settings.max_upload_mb} MB limit; "
-                                "split it or raise MAX_UPLOAD_MB.")
+                                "split it into parts and upload those.")
         started = time.perf_counter()
         doc_id = file_digest(path)
         existing = self.store.get_document(self.user_id, doc_id)

@@ -215,7 +215,7 @@ class Neo4jGraphStore(GraphStore):
             return GraphStoreUnavailable(
                 f"The Neo4j server at {self.uri} rejected the username or password ({_reason(error)}): "
                 f"check NEO4J_USERNAME and NEO4J_PASSWORD, or unset NEO4J_URI to use the embedded graph.")
-        if isinstance(error, ClientError) and "Database" in (error.code or ""):
+        if isinstance(error, ClientError) and _database_missing(error):
             name = self.database or "(the server's default)"
             return GraphStoreUnavailable(
                 f"The Neo4j server at {self.uri} cannot open database {name}: {_reason(error)}. "
@@ -238,6 +238,12 @@ class Neo4jGraphStore(GraphStore):
             yield
         except (ServiceUnavailable, SessionExpired, AuthError, OSError) as e:
             raise self._unavailable(e) from e
+        except ClientError as e:
+            # A database not there (yet): a server that is starting opens Bolt before its databases.
+            # Unavailable, not a failed write, so a waiting write stays in the outbox and is retried.
+            if _database_missing(e):
+                raise self._unavailable(e) from e
+            raise
 
     def _run(self, write: bool, work: Callable[[ManagedTransaction], T]) -> T:
         """Run `work` in one managed transaction (`execute_write` / `execute_read`), retrying here.
@@ -441,3 +447,9 @@ class Neo4jGraphStore(GraphStore):
 
     def __repr__(self) -> str:
         return f"Neo4jGraphStore({self.uri!r}, database={self.database!r})"
+
+
+def _database_missing(error: ClientError) -> bool:
+    """The server answers but the database is not there (Neo4j: a Database.* code; ArcadeDB: the message)."""
+    message = (getattr(error, "message", None) or str(error)).lower()
+    return "database" in (error.code or "").lower() or ("database" in message and "not exist" in message)
