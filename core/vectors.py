@@ -10,6 +10,7 @@ refused at once, in one sentence, before it reads anything (`FOLDER_IN_USE`).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import threading
@@ -58,7 +59,10 @@ class VectorStore:
         self._client = client
         self.local = local
         self._folder_lock = folder_lock   # the open lock file of a local folder; closing it lets another process in
+        # Local Qdrant is not thread-safe: every call goes through one lock. A server client is (HTTP), so
+        # there only collection changes are serialised and searches and writes of many users run at once.
         self._lock = threading.RLock()
+        self._io = self._lock if local else contextlib.nullcontext()
         self._known: set[str] = set()
         self._fast_writes: set[str] = set()   # local collections already switched to WAL commits
         self._models_of: dict[str, str] = {}   # collection -> embedding model that wrote it
@@ -132,7 +136,7 @@ class VectorStore:
             self._models_of.pop(name, None)
 
     def count(self, name: str, where: dict | None = None) -> int:
-        with self._lock:
+        with self._io:
             if not self._client.collection_exists(name):
                 return 0
             return self._client.count(name, count_filter=self._filter(where) if where else None, exact=True).count
@@ -143,7 +147,7 @@ class VectorStore:
         values: set = set()
         offset = None
         while True:
-            with self._lock:
+            with self._io:
                 if not self._client.collection_exists(name):
                     return values
                 points, offset = self._client.scroll(name, limit=page, offset=offset, with_payload=[field],
@@ -156,7 +160,7 @@ class VectorStore:
     def upsert(self, name: str, ids: list[str], vectors: np.ndarray, payloads: list[dict],
                batch_size: int = 512) -> None:
         models = self._models
-        with self._lock:
+        with self._io:
             self._before_write(name)
             for i in range(0, len(ids), batch_size):
                 points = [models.PointStruct(id=point_id(k), vector=v.tolist(), payload={**p, "key": k})
@@ -165,7 +169,7 @@ class VectorStore:
                 self._client.upsert(name, points=points, wait=True)
 
     def search(self, name: str, vector: np.ndarray, limit: int, where: dict | None = None) -> list[VectorHit]:
-        with self._lock:
+        with self._io:
             if name not in self._known and not self._client.collection_exists(name):
                 return []
             response = self._client.query_points(
@@ -175,7 +179,7 @@ class VectorStore:
 
     def delete(self, name: str, *, ids: list[str] | None = None, where: dict | None = None) -> None:
         models = self._models
-        with self._lock:
+        with self._io:
             if not self._client.collection_exists(name):
                 return
             self._before_write(name)

@@ -70,3 +70,36 @@ def test_an_ingest_in_the_middle_of_embedding_blocks_no_note_and_no_question(set
                                 "in the middle of its embedding",
                        f"all three done while the ingest waited; it then finished ({outcome['result'].chunks} "
                        "passages)")
+
+
+def test_searches_wait_for_each_other_only_on_the_embedded_qdrant(tmp_path, reliability):
+    """Local Qdrant is not thread-safe, so its calls take the store's lock; a server's client is, so
+    its searches do not queue behind another user's collection change."""
+    import numpy as np
+    from qdrant_client import QdrantClient
+
+    from core.vectors import VectorStore
+
+    def searched_while_locked(store: VectorStore) -> bool:
+        """Whether a search from another thread finished while the store's lock was held here."""
+        store.ensure_collection("notes", 4)
+        store.upsert("notes", ["a"], np.ones((1, 4), dtype=np.float32), [{"doc_id": "d"}])
+        done = threading.Event()
+        worker = threading.Thread(target=lambda: (store.search("notes", np.ones(4, dtype=np.float32), 1),
+                                                  done.set()), daemon=True)
+        with store._lock:                          # as another thread creating or dropping a collection
+            worker.start()
+            finished = done.wait(3)
+        worker.join(30)
+        assert done.is_set(), "the search never finished"
+        return finished
+
+    server_like = VectorStore(QdrantClient(":memory:"), local=False)    # the client kind QDRANT_URL gives
+    embedded = VectorStore(QdrantClient(path=str(tmp_path / "qdrant")), local=True)
+    try:
+        assert searched_while_locked(server_like)
+        assert not searched_while_locked(embedded)
+    finally:
+        embedded.close()
+    reliability.record(SECTION, "a search while another thread changes collections",
+                       "with a Qdrant server's client it runs at once; with embedded Qdrant it waits for the lock")
