@@ -25,6 +25,8 @@ from rag.types import Answer, Citation, SearchHit
 
 _CITE = re.compile(r"\[(\d{1,3})\]")
 MAX_SHORT_ANSWER_CHARS = 320
+QUOTE_MAX_CHARS = 200             # a supporting quote; the whole sentence is in its source's passage
+EXTRACTIVE_BUDGET_CHARS = 600     # the answer and its quotes together, before citation marks
 
 
 @dataclass
@@ -211,18 +213,18 @@ def _completes(longer: str, shorter: str) -> bool:
     return len(longer) > len(shorter) and " ".join(shorter.split()) in " ".join(longer.split())
 
 
-def _shown(unit: Unit) -> str:
+def _shown(unit: Unit, limit: int = MAX_SHORT_ANSWER_CHARS) -> str:
     if unit.kind == "code":
         return f"```\n{unit.text}\n```"
     if unit.kind == "table":
         return unit.text
     text = unit.text
-    return text if len(text) <= MAX_SHORT_ANSWER_CHARS else text[:MAX_SHORT_ANSWER_CHARS].rsplit(" ", 1)[0] + " …"
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
 
 
-def _with_example(ev: Evidence) -> str:
+def _with_example(ev: Evidence, limit: int = MAX_SHORT_ANSWER_CHARS) -> str:
     """A sentence that introduces an example ("… like this:") is shown with the code that follows it."""
-    shown = _shown(ev.unit)
+    shown = _shown(ev.unit, limit)
     if ev.unit.kind == "sentence" and ev.unit.text.rstrip().endswith((":", "：")):
         units = split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix)
         after = [u for u in units if u.start >= ev.unit.end]
@@ -245,6 +247,7 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
         elif _completes(ev.unit.text, chosen[twin].unit.text):
             # the same sentence whole: an overlapping chunk starts mid-sentence ("族的教宗…")
             chosen[twin] = dataclasses.replace(ev, score=max(ev.score, chosen[twin].score))
+    chosen = _within_budget(chosen)
     numbers: dict[str, int] = {}
     citations: list[Citation] = []
     lines: list[str] = []
@@ -270,9 +273,22 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
     return Answer(question=question, text="\n\n".join(lines), citations=citations, mode="extractive")
 
 
+def _within_budget(chosen: list[Evidence], budget: int = EXTRACTIVE_BUDGET_CHARS) -> list[Evidence]:
+    """The short answer always; supporting quotes while the whole stays readable at a glance (a filing's
+    sentences and table rows run to hundreds of characters each)."""
+    kept, used = chosen[:1], sum(len(_shown(ev.unit)) for ev in chosen[:1])
+    for ev in chosen[1:]:
+        used += len(_shown(ev.unit, QUOTE_MAX_CHARS))
+        if used > budget:
+            break
+        kept.append(ev)
+    return kept
+
+
 def _quote(ev: Evidence, mark: str) -> str:
-    """A supporting unit under an answer: a sentence as a block quote, code and table rows as they are."""
-    shown = _with_example(ev)
+    """A supporting unit under an answer: a sentence as a block quote (a long one cut at a word), code and
+    table rows as they are."""
+    shown = _with_example(ev, QUOTE_MAX_CHARS)
     if "```" in shown or ev.unit.kind == "table":
         return f"{shown}\n\n{mark}"
     return f"> {shown} {mark}"

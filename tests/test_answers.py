@@ -187,6 +187,34 @@ def test_a_sentence_cut_by_the_chunk_overlap_is_quoted_whole(settings):
     assert answer.text.startswith(f"**{whole}**") and answer.text.count("亚历山大六世") == 1
 
 
+def test_long_sentences_are_quoted_within_a_budget_the_answer_first(settings):
+    from rag.answer import EXTRACTIVE_BUDGET_CHARS, extractive_answer
+    from rag.evidence import Evidence, Unit
+    from rag.types import Chunk, SearchHit
+    filing = ["Net revenue increased by 4 percent compared with the prior fiscal year, driven by higher volumes, "
+              "favourable pricing and the acquisition completed during the second quarter, partly offset by "
+              "unfavourable foreign exchange movements in Europe and Latin America.",
+              "Operating expenses rose because the company hired additional engineers for its cloud platform, "
+              "opened two new data centres in Ireland and Singapore, and paid one-time integration costs for "
+              "the businesses it bought during the year.",
+              "Cash provided by operating activities was stronger owing to improved collections from large "
+              "enterprise customers, lower inventory levels at distribution warehouses and the timing of "
+              "income tax payments deferred from the previous period.",
+              "Segment margins widened in North America thanks to a richer product mix and procurement "
+              "savings, while margins in Asia narrowed as promotional spending rose ahead of the launch of "
+              "the new consumer devices line."]
+    hits = [SearchHit(chunk=Chunk(doc_id="d", chunk_id=f"c{k}", ordinal=k, text=t, heading_path=[],
+                                  page_start=k, page_end=k, char_start=0, char_end=len(t), token_count=60),
+                      doc_name="10k.pdf", doc_title="10-K", score=1 / k, rank=k) for k, t in enumerate(filing, 1)]
+    evidence = [Evidence(k, h, Unit(0, len(t), "sentence", t), 0.9 - 0.01 * k, 0.9, None)
+                for k, (h, t) in enumerate(zip(hits, filing), 1)]
+    answer = extractive_answer("How did net revenue change?", evidence)
+    assert answer.text.startswith(f"**{filing[0]}**")                       # the answer itself, whole
+    shown = re.sub(r"\*\*|^> |\s*\[\d+\]", "", answer.text, flags=re.MULTILINE).replace("\n\n", "")
+    assert len(shown) <= EXTRACTIVE_BUDGET_CHARS and len(answer.citations) >= 2   # quotes, cut at a word
+    assert " …" in answer.text
+
+
 # -- citations and checks -------------------------------------------------------------------------------------
 
 def test_citation_numbers_follow_first_use_even_when_a_number_is_split_across_pieces():
