@@ -106,23 +106,28 @@ class IntentDecision:
         return self.intent == MEMORY
 
 
+# The example embeddings, once per embedding model and process: routers differ by LLM (one per
+# assistant with an LLM), the examples only by the model that embeds them.
+_EXAMPLES: dict[str, tuple[np.ndarray, ...]] = {}
+_EXAMPLES_LOCK = threading.Lock()
+
+
 class IntentRouter:
-    """Classify questions; the example embeddings are computed once per embedder."""
+    """Classify questions; the example embeddings are computed once per embedding model."""
 
     def __init__(self, embedder, llm=None):
         self.embedder = embedder
         self.llm = llm
-        self._lock = threading.Lock()
-        self._examples: tuple[np.ndarray, ...] | None = None
 
     def _example_vectors(self) -> tuple[np.ndarray, ...]:
-        with self._lock:
-            if self._examples is None:
+        with _EXAMPLES_LOCK:
+            key = self.embedder.model_id
+            if key not in _EXAMPLES:
                 n = len(MEMORY_EXAMPLES)
                 full = self.embedder.embed(MEMORY_EXAMPLES + DOCUMENT_EXAMPLES, kind="query")
                 skel = self.embedder.embed([skeleton(x) for x in MEMORY_EXAMPLES + DOCUMENT_EXAMPLES], kind="query")
-                self._examples = (full[:n], full[n:], skel[:n], skel[n:])
-            return self._examples
+                _EXAMPLES[key] = (full[:n], full[n:], skel[:n], skel[n:])
+            return _EXAMPLES[key]
 
     def vote(self, question: str) -> float:
         """Mean of two votes: on the question as written, and on its skeleton (nouns masked), so the

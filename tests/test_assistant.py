@@ -184,6 +184,12 @@ def test_intent_router_on_held_out_phrasings(alice):
     assert len(wrong) <= 2, wrong
 
 
+def test_routers_of_assistants_with_their_own_llm_share_the_example_vectors(alice):
+    from assistant.intent import IntentRouter
+    mine, another = IntentRouter(alice.rag.embedder, llm=None), IntentRouter(alice.rag.embedder, llm=object())
+    assert another._example_vectors() is mine._example_vectors()    # embedded once per model, not per router
+
+
 def test_timerange_periods():
     from assistant.timerange import parse_period
     now = datetime(2024, 5, 8, 15, 0).astimezone()   # a Wednesday
