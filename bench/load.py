@@ -48,7 +48,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser.conftest import app_env, free_port  # noqa: E402
+from tests.app_process import app_process  # noqa: E402
 from tests.browser.pdfgen import make_pdf  # noqa: E402
 
 MARKER = re.compile(r"qz[0-9a-f]{8}")
@@ -108,32 +108,9 @@ def make_users(n: int) -> dict[str, str]:
 @contextmanager
 def started_app(work: Path, users: dict[str, str], *, start_timeout: float = 180):
     """python app.py in `work` (DATA_DIR=work/data) with these logins and no language model."""
-    port = free_port()
-    log_path = work / "app.log"
-    env = app_env(work, port, LLM_BACKEND="none", APP_USERS=",".join(f"{u}:{p}" for u, p in users.items()))
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=work, env=env, stdout=log,
-                                stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + start_timeout
-    try:
-        while True:
-            try:
-                if httpx.get(url + "/", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the app did not start:\n" + log_path.read_text(errors="replace")[-3000:])
-            time.sleep(0.5)
-        yield RunningApp(url, proc, log_path, work / "data")
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with app_process(work, start_timeout=start_timeout, stop_timeout=20, LLM_BACKEND="none",
+                     APP_USERS=",".join(f"{u}:{p}" for u, p in users.items())) as app:
+        yield RunningApp(app.url, app.proc, app.log, app.data)
 
 
 # -- what the sessions share ----------------------------------------------------------------------------------

@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from tests.app_process import AppDidNotStart, app_process
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTEFACTS = ROOT / "test-artefacts"
@@ -26,54 +23,19 @@ USERS = {"alice": "alice-pw", "bob": "bob-pw"}
 BROWSER_WAIT_MS = 90_000
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def app_env(work: Path, port: int, **extra: str) -> dict[str, str]:
-    """The app's environment: nothing of the developer's LLM/store/app settings, a data folder in `work`."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "QDRANT_", "NEO4J_", "APP_", "EMBEDDING_", "LLM_", "GRADIO_"))}
-    env.update(PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", DATA_DIR=str(work / "data"),
-               APP_HOST="127.0.0.1", APP_PORT=str(port), GRADIO_ANALYTICS_ENABLED="False", LOG_LEVEL="WARNING")
-    env.update(extra)
-    return env
-
-
 @contextmanager
 def running_app(work: Path, **extra_env: str):
     """python app.py in `work` with `extra_env`; yields its URL once it answers. The log is printed if it
     fails to start and kept in test-artefacts/ with KEEP_APP_LOG=1."""
-    port = free_port()
-    log_path = work / "app.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=work, env=app_env(work, port, **extra_env),
-                                stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
     try:
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail("the app did not start:\n" + log_path.read_text(errors="replace")[-3000:])
-            time.sleep(0.5)
-        yield url
+        with app_process(work, **extra_env) as app:
+            yield app.url
+    except AppDidNotStart as exc:
+        pytest.fail(str(exc))
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        if os.environ.get("KEEP_APP_LOG"):
+        if os.environ.get("KEEP_APP_LOG") and (work / "app.log").exists():
             ARTEFACTS.mkdir(exist_ok=True)
-            shutil.copy(log_path, ARTEFACTS / f"{work.name}.log")
+            shutil.copy(work / "app.log", ARTEFACTS / f"{work.name}.log")
 
 
 @pytest.fixture(scope="session")

@@ -11,11 +11,7 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
-import socket
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -23,30 +19,15 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.app_process import AppDidNotStart, app_process
 from tests.browser.pdfgen import make_pdf
 
-ROOT = Path(__file__).resolve().parents[2]
 SECTION = "Isolation and access"
 USERS = {"alice": "alice-pw", "bob": "bob-pw", "carol": "carol-pw"}   # carol: the name the lockout test locks
 SECRET = "The vault code for the bakery is tulip seven."
 
 
 # -- the app ------------------------------------------------------------------------------------------------
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def app_env(work: Path, port: int) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "QDRANT_", "NEO4J_", "APP_", "EMBEDDING_", "LLM_", "GRADIO_"))}
-    env.update(PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", DATA_DIR=str(work / "data"),
-               APP_HOST="127.0.0.1", APP_PORT=str(port), GRADIO_ANALYTICS_ENABLED="False", LOG_LEVEL="WARNING",
-               LLM_BACKEND="none", APP_USERS=",".join(f"{u}:{p}" for u, p in USERS.items()))
-    return env
-
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
@@ -55,30 +36,11 @@ def app(tmp_path_factory):
     stale = work / "data" / "web" / "users" / "bob-0000" / "reports" / "old-tab" / "learning-report-old.json"
     stale.parent.mkdir(parents=True)
     stale.write_text("{}", encoding="utf-8")
-    port = free_port()
-    log_path = work / "app.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=work, env=app_env(work, port),
-                                stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
     try:
-        while True:
-            try:
-                if httpx.get(url + "/", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail("the app did not start:\n" + log_path.read_text(errors="replace")[-3000:])
-            time.sleep(0.5)
-        yield {"url": url, "data": work / "data", "stale": stale}
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        with app_process(work, LLM_BACKEND="none", APP_USERS=",".join(f"{u}:{p}" for u, p in USERS.items())) as running:
+            yield {"url": running.url, "data": running.data, "stale": stale}
+    except AppDidNotStart as exc:
+        pytest.fail(str(exc))
 
 
 def logged_in(app, user: str) -> httpx.Client:

@@ -1,0 +1,79 @@
+"""The real app (python app.py) as a subprocess on a free loopback port, for tests and benchmarks.
+
+It starts in `work` (so a developer's .env cannot leak in) with its data folder in `work/data` and none
+of the developer's LLM/store/app settings; `extra_env` adds what a caller needs (APP_USERS, …).
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class AppDidNotStart(RuntimeError):
+    """The app exited or did not answer in time; the message ends with its log."""
+
+
+@dataclass
+class AppProcess:
+    url: str
+    proc: subprocess.Popen
+    log: Path
+    data: Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def app_env(work: Path, port: int, **extra: str) -> dict[str, str]:
+    """The app's environment: nothing of the developer's LLM/store/app settings, a data folder in `work`."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENAI_", "QDRANT_", "NEO4J_", "APP_", "EMBEDDING_", "LLM_", "GRADIO_"))}
+    env.update(PYTHONPATH=str(ROOT), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", DATA_DIR=str(work / "data"),
+               APP_HOST="127.0.0.1", APP_PORT=str(port), GRADIO_ANALYTICS_ENABLED="False", LOG_LEVEL="WARNING")
+    env.update(extra)
+    return env
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
+@contextmanager
+def app_process(work: Path, *, start_timeout: float = 120, stop_timeout: float = 15, **extra_env: str):
+    """Start the app, yield an AppProcess once it answers, stop it after. AppDidNotStart if it cannot."""
+    port = free_port()
+    log_path = work / "app.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=work, env=app_env(work, port, **extra_env),
+                                stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + start_timeout
+    try:
+        while not _answers(url):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AppDidNotStart("the app did not start:\n" + log_path.read_text(errors="replace")[-3000:])
+            time.sleep(0.5)
+        yield AppProcess(url, proc, log_path, work / "data")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=stop_timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
