@@ -72,6 +72,15 @@ class PDFLearningAssistant:
         self.default_session = uuid.uuid4().hex[:12]
         self.started_at = datetime.now(timezone.utc)
         self._concepts: dict[str, list[str]] = {}
+        self._study = None
+
+    @property
+    def study(self):
+        """This person's cards, reviews and quizzes (study.desk.StudyDesk)."""
+        if self._study is None:
+            from study.desk import StudyDesk
+            self._study = StudyDesk(self.user_id, self.settings, self.rag, self.memory)
+        return self._study
 
     def warm_up(self) -> None:
         """Load what the first question needs (intent examples, the spaCy pipeline), e.g. at app start."""
@@ -118,7 +127,7 @@ class PDFLearningAssistant:
 
     def delete_document(self, doc_id: str, *, session_id: str | None = None) -> bool:
         """Remove a document everywhere: the memories that quote it (its figures; what answers quoted of
-        it), then the document itself (cached embeddings, rows, vectors, stored file: RAGTool.remove_document).
+        it; the cards made from it), then the document itself (cached embeddings, rows, vectors, stored file: RAGTool.remove_document).
         False if it was not there. Memories go first: a crash midway leaves the document listed, and
         deleting it again finishes the job; the other way round, quotes of a gone document would stay."""
         with self.lock:
@@ -127,6 +136,7 @@ class PDFLearningAssistant:
                 return False
             self._forget_figures(doc_id)
             self._forget_quotes(doc_id, record.name)
+            self.study.forget_document(doc_id)
             removed = self.rag.remove_document(doc_id)
             self._concepts.pop(doc_id, None)
             if removed:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from assistant import history as H
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"   # 1.1: "study" (cards, mastery, coverage, what to review next)
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "docs" / "report.schema.json"
 
 
@@ -62,6 +62,7 @@ def build_report(assistant) -> dict:
                       "mqe_default": s.use_mqe, "hyde_default": s.use_hyde, "chunk_size": s.chunk_size,
                       "chunk_overlap": s.chunk_overlap, "context_tokens": s.context_tokens,
                       "memory_context_tokens": H.MEMORY_CONTEXT_TOKENS},
+        "study": assistant.study.progress(),
     }
 
 

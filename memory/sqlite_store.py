@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.errors import StoreUnavailable
+from core.sqlite import open_database
 from core.registry import ProcessRegistry
 from core.text import search_tokens
 from memory.types import MemoryItem, MemoryType
@@ -69,17 +69,9 @@ class MemoryDocumentStore:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute("PRAGMA busy_timeout=5000")
-            self._conn.executescript(_SCHEMA)
-        except sqlite3.Error as exc:
-            raise StoreUnavailable(
-                f"Cannot open the memory database {self.path}; check the data folder is writable "
-                "and not used by another program.") from exc
+        self._conn = open_database(self.path, _SCHEMA, unavailable=(
+            f"Cannot open the memory database {self.path}; check the data folder is writable "
+            "and not used by another program."))
         self._lock = threading.RLock()
         self._fts_known: set[str] = set()
 
