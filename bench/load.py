@@ -65,7 +65,7 @@ FILLER = ("Field stations in remote valleys keep a logbook of every visit, the w
           "instruments.", "Each station is inspected twice a year; the inspector signs the logbook and "
           "replaces the batteries of the sensors.", "Visitors must register at the valley office before "
           "walking to a station, and leave by the same path.")
-# The ask event's outputs come back in app.py's ask_outputs order, its gr.State values included.
+# The ask event's outputs come back in ui/qa_tab.py's ask outputs order, its gr.State values included.
 ASK_SOURCES, ASK_NOTICE = 3, 6
 # Mix of actions after the page is open: (kind, weight). An upload always comes first for a session
 # whose user has no document yet.

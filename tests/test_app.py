@@ -70,7 +70,7 @@ def test_with_an_llm_the_toggles_are_live(llm_settings):
 def test_every_ui_text_key_exists_in_english_and_chinese():
     text = json.loads((ROOT / "static" / "i18n.json").read_text(encoding="utf-8"))
     assert set(text["en"]) == set(text["zh-CN"])
-    source = (ROOT / "app.py").read_text(encoding="utf-8")
+    source = "\n".join(p.read_text(encoding="utf-8") for p in [ROOT / "app.py", *sorted((ROOT / "ui").glob("*.py"))])
     used = set(re.findall(r'_\("([a-z_]+)"\)', source)) | set(re.findall(r't\(request, "([a-z_]+)"', source))
     used |= {f"metric_{k}" for k in re.findall(r'\("([a-z]+)", "[a-z_]+"\)', source)}
     used |= {f"col_{k}" for k in ("name", "title", "pages", "chunks", "added", "when", "concept", "note", "type",

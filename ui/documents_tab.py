@@ -1,0 +1,175 @@
+"""The Documents tab: upload files (with each file's progress), list the library, delete a document."""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import NamedTuple
+
+import gradio as gr
+
+from assistant import files as served
+from assistant.views import progress_table
+from ui.common import Context, _, bind, cols, failure, t, when
+
+UPLOAD_STAGES = ("pages", "ocr", "embed", "figures", "figure-images")   # ingest stages the upload table reports (static/i18n.json msg_stage_*)
+UPLOAD_TYPES = [".pdf", ".md", ".markdown", ".txt", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".csv", ".json"]
+
+
+class DocumentsTab(NamedTuple):
+    """What the page load fills (app.py): the library table and the document picker."""
+    table: gr.Dataframe
+    select: gr.Dropdown
+
+
+def build(ctx: Context, tab: gr.Tab, session: gr.State) -> DocumentsTab:
+    files = gr.File(label=_("upload"), file_count="multiple", file_types=UPLOAD_TYPES, type="filepath",
+                    elem_id="upload")
+    upload_progress = gr.HTML(elem_id="upload-progress")
+    doc_status = gr.Markdown(elem_id="doc-status")
+    doc_table = gr.Dataframe(label=_("library"), interactive=False, elem_id="doc-table", wrap=True)
+    with gr.Row():
+        doc_select = gr.Dropdown(label=_("document"), choices=[], elem_id="doc-select", scale=3)
+        doc_delete = gr.Button(_("delete"), variant="stop", elem_id="doc-delete", scale=1)
+        doc_refresh = gr.Button(_("refresh"), elem_id="doc-refresh", scale=1)
+
+    files.upload(bind(upload, ctx), [files, session], [upload_progress, doc_status, doc_table, doc_select, files],
+                 concurrency_limit=2)
+    doc_delete.click(bind(delete_document, ctx), [doc_select, session], [doc_status, doc_table, doc_select])
+    refresh = bind(refresh_documents, ctx)
+    doc_refresh.click(refresh, None, [doc_table, doc_select])
+    tab.select(refresh, None, [doc_table, doc_select])
+    return DocumentsTab(doc_table, doc_select)
+
+
+def extent(request, pages: int, sections: int | None) -> str:
+    """How long a document is: '12 pages' for a PDF, '5 sections' for a document without pages."""
+    n, unit = (pages, "page") if sections is None else (sections, "section")
+    return t(request, f"n_{unit}" if n == 1 else f"n_{unit}s", n=n)
+
+
+def documents_view(ctx: Context, request):
+    """The library table and the picker's choices."""
+    import pandas as pd
+    a = ctx.assistant_for(request)
+    docs = a.list_documents()
+    # Documents without pages (Markdown, Word, HTML, text, notes) count their sections instead.
+    sections = a.section_counts([d.doc_id for d in docs if not d.has_pages]) if docs else {}
+    table = pd.DataFrame([[d.name, d.title, extent(request, d.pages, sections.get(d.doc_id)), d.chunks,
+                           when(d.added_at)] for d in docs],
+                         columns=cols(request, "name", "title", "length", "chunks", "added"))
+    choices = [(f"{d.name} ({sections[d.doc_id]} §)" if d.doc_id in sections else f"{d.name} ({d.pages} p.)",
+                d.doc_id) for d in docs]
+    return table, gr.update(choices=choices, value=None)
+
+
+def load_with_progress(a, path, session):
+    """Load one file in a worker thread; yield its latest stage ({"stage", "done", "total"}) twice a
+    second while it works, then a last item holding "result". The loader's error is raised here."""
+    latest: dict = {}
+    outcome: dict = {}
+
+    def report(stage: str, done: int, total: int) -> None:
+        latest.update(stage=stage, done=done, total=total)
+
+    def work() -> None:
+        try:
+            outcome["result"] = a.load_document(path, name=Path(path).name, session_id=session, progress=report)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the handler's thread below
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=work, name="upload", daemon=True)
+    worker.start()
+    shown = None
+    while worker.is_alive():
+        worker.join(0.5)
+        if latest and latest.get("stage") in UPLOAD_STAGES and dict(latest) != shown:
+            shown = dict(latest)
+            yield shown
+    if "error" in outcome:
+        raise outcome["error"]
+    yield {"stage": "done", "result": outcome["result"]}
+
+
+# -- handlers ------------------------------------------------------------------------------------------------
+
+def upload(ctx: Context, files, session, request: gr.Request, progress=gr.Progress()):
+    settings = ctx.settings
+    paths = [f if isinstance(f, str) else getattr(f, "name", str(f)) for f in (files or [])]
+    if not paths:
+        gr.Warning(t(request, "msg_no_files"))
+        yield gr.update(), t(request, "msg_no_files"), gr.update(), gr.update(), gr.update()
+        return
+    heads = (t(request, "col_file"), t(request, "col_progress"), t(request, "col_result"))
+    rows = [{"name": Path(p).name, "state": "queued", "message": t(request, "msg_queued")} for p in paths]
+    counts = {"ok": 0, "exists": 0, "failed": 0}
+    try:
+        a = ctx.assistant_for(request)
+    except Exception as exc:  # noqa: BLE001
+        yield gr.update(), failure(request, exc), gr.update(), gr.update(), gr.update()
+        return
+    yield progress_table(rows, heads), "", gr.update(), gr.update(), gr.update()
+    for i, path in enumerate(paths):
+        progress((i, len(paths)), desc=f"{rows[i]['name']} ({i + 1}/{len(paths)})")
+        rows[i].update(state="working", message=t(request, "msg_working"))
+        yield progress_table(rows, heads), "", gr.update(), gr.update(), gr.update()
+        try:
+            path = served.check_upload(settings, a.user_id, path)     # never another person's upload
+            result = None
+            for stage in load_with_progress(a, path, session):
+                if "result" in stage:
+                    result = stage["result"]
+                    break
+                rows[i].update(message=t(request, f"msg_stage_{stage['stage']}", done=stage["done"],
+                                         total=stage["total"]),
+                               percent=round(100 * stage["done"] / max(1, stage["total"])))
+                yield progress_table(rows, heads), "", gr.update(), gr.update(), gr.update()
+            # A PDF has pages; any other document (0 pages) is counted in sections.
+            sections = None if result.pages else a.section_counts([result.doc_id]).get(result.doc_id, 0)
+            if result.already_present:
+                counts["exists"] += 1
+                message = t(request, "msg_exists_detail", pages=result.pages) if sections is None else \
+                    t(request, "msg_exists_detail_sections", extent=extent(request, 0, sections))
+                rows[i].update(state="exists", message=message)
+            else:
+                counts["ok"] += 1
+                seconds = f"{result.seconds:.1f}"
+                message = t(request, "msg_added_detail", pages=result.pages, chunks=result.chunks,
+                            seconds=seconds) if sections is None else \
+                    t(request, "msg_added_detail_sections", extent=extent(request, 0, sections),
+                      chunks=result.chunks, seconds=seconds)
+                # what the reader must know about this file: pages read by OCR, pages that stayed unreadable
+                rows[i].update(state="done", message=" — ".join([message, *result.warnings]))
+        except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
+            counts["failed"] += 1
+            rows[i].update(state="error", message=failure(request, exc))
+        finally:
+            served.discard_upload(settings, a.user_id, path)      # the stored document is the copy kept
+        yield progress_table(rows, heads), "", gr.update(), gr.update(), gr.update()
+    progress((len(paths), len(paths)))
+    table, choices = documents_view(ctx, request)
+    status = t(request, "msg_upload_done", n=len(paths), **counts)
+    yield progress_table(rows, heads), status, table, choices, gr.update(value=None)
+
+
+def delete_document(ctx: Context, doc_id, session, request: gr.Request):
+    if not doc_id:
+        gr.Warning(t(request, "msg_pick_document"))
+        return t(request, "msg_pick_document"), gr.update(), gr.update()
+    try:
+        a = ctx.assistant_for(request)
+        names = {d.doc_id: d.name for d in a.list_documents()}
+        removed = a.delete_document(doc_id, session_id=session)
+        served.forget_document(ctx.settings, a.user_id, doc_id)
+        status = t(request, "msg_deleted", name=names.get(doc_id, doc_id)) if removed else t(request, "msg_not_found")
+        table, choices = documents_view(ctx, request)
+        return status, table, choices
+    except Exception as exc:  # noqa: BLE001
+        return failure(request, exc), gr.update(), gr.update()
+
+
+def refresh_documents(ctx: Context, request: gr.Request):
+    try:
+        return documents_view(ctx, request)
+    except Exception as exc:  # noqa: BLE001
+        gr.Warning(failure(request, exc))
+        return gr.update(), gr.update()
