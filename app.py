@@ -28,7 +28,7 @@ import gradio as gr
 from assistant import files as served, get_assistant
 from core.errors import AssistantError
 from core.settings import Settings, get_settings
-from ui import documents_tab, notes_tab, qa_tab, recall_tab, reports_tab
+from ui import documents_tab, notes_tab, qa_tab, recall_tab, reports_tab, review_tab
 from ui.common import I18N, Context, _, bind, failure, t
 # also read as app.<name> by tests
 from ui.common import page_caption, section_caption, source_choice  # noqa: F401
@@ -86,9 +86,11 @@ def on_load(ctx: Context, request: gr.Request):
         who = t(request, "msg_signed_in" if ctx.auth_enabled else "msg_local_user", user=a.user_id)
         model = model_sentence(request, a.rag.llm)
         table, choices = documents_tab.documents_view(ctx, request)
-        return f"{who} {model}", table, choices, uuid.uuid4().hex[:12]
+        due = a.study.due_count()          # the Review tab says how many cards wait
+        review = gr.update(label=t(request, "tab_review_due", n=due) if due else t(request, "tab_review"))
+        return f"{who} {model}", table, choices, uuid.uuid4().hex[:12], review
     except Exception as exc:  # noqa: BLE001
-        return failure(request, exc), gr.update(), gr.update(), uuid.uuid4().hex[:12]
+        return failure(request, exc), gr.update(), gr.update(), uuid.uuid4().hex[:12], gr.update()
 
 
 def forget_tab(ctx: Context, request: gr.Request):
@@ -125,10 +127,12 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
                 notes_tab.build(ctx, tab, session)
             with gr.Tab(_("tab_recall"), id="recall", elem_id="tab-recall") as tab:
                 recall_tab.build(ctx, tab)
+            with gr.Tab(_("tab_review"), id="review", elem_id="tab-review") as tab:
+                review = review_tab.build(ctx, tab)
             with gr.Tab(_("tab_reports"), id="reports", elem_id="tab-reports") as tab:
                 reports_tab.build(ctx, tab)
 
-        demo.load(bind(on_load, ctx), None, [who, documents.table, documents.select, session])
+        demo.load(bind(on_load, ctx), None, [who, documents.table, documents.select, session, review.tab])
         demo.unload(bind(forget_tab, ctx))
 
     demo.queue(default_concurrency_limit=4)

@@ -157,10 +157,10 @@ def save_page_image(settings: Settings, user_id: str, session_hash: str | None, 
     return str(path)
 
 
-def report_path(settings: Settings, user_id: str, session_hash: str | None, name: str) -> Path:
-    """Where this tab's new report goes; the tab's earlier reports are removed. Each report gets a folder
-    of its own, so its URL is new even when the file name (to the second) is not."""
-    folder = user_folder(settings, user_id) / "reports" / tab_key(session_hash)
+def report_path(settings: Settings, user_id: str, session_hash: str | None, name: str, kind: str = "reports") -> Path:
+    """Where this tab's new report (or exported deck: kind="decks") goes; the tab's earlier ones are removed.
+    Each gets a folder of its own, so its URL is new even when the file name (to the second) is not."""
+    folder = user_folder(settings, user_id) / kind / tab_key(session_hash)
     shutil.rmtree(folder, ignore_errors=True)
     own = folder / uuid.uuid4().hex[:8]
     own.mkdir(parents=True, exist_ok=True)
@@ -175,9 +175,9 @@ def forget_document(settings: Settings, user_id: str, doc_id: str) -> None:
 
 
 def forget_tab(settings: Settings, user_id: str, session_hash: str | None) -> None:
-    """A closed tab's page images and report."""
+    """A closed tab's page images, report and exported decks."""
     folder = user_folder(settings, user_id)
-    for kind in ("pages", "reports"):
+    for kind in ("pages", "reports", "decks"):
         shutil.rmtree(folder / kind / tab_key(session_hash), ignore_errors=True)
 
 

@@ -165,6 +165,12 @@ class Settings(BaseSettings):
     consolidate_working_threshold: float = 0.7
     consolidate_episodic_threshold: float = 0.8
 
+    # --- study ------------------------------------------------------------------------------------
+    study_clock_file: Path | None = Field(
+        None, description="For tests and demos only: a file holding a number of days added to the clock of "
+                          "the study features (due dates, reviews), to walk through weeks of review in minutes. "
+                          "Unset = the real clock.")
+
     # --- app -------------------------------------------------------------------------------------
     app_host: str = "127.0.0.1"
     app_port: int = 7860

@@ -6,13 +6,13 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 from core.errors import AssistantError, InvalidRequest
 from core.text import detect_language
 from rag.types import Chunk
-from study import exchange, qa_cards, schedule
+from study import clock, exchange, qa_cards, schedule
 from study.cloze import ClozeCandidate, key_sentence_cards, tidy
 from study.quiz import grade, make_quiz
 from study.store import get_card_store
@@ -28,10 +28,6 @@ MAX_PAGES_PER_RUN = 60
 SECTION_JOIN = " › "             # a card's section is its passage's heading path, chapter first
 
 
-def _now(now: datetime | None) -> datetime:
-    return now or datetime.now(timezone.utc)
-
-
 def _key(text: str) -> str:
     return re.sub(r"[\W_]+", " ", text.lower()).strip()
 
@@ -40,6 +36,9 @@ class StudyDesk:
     def __init__(self, user_id: str, settings, rag, memory):
         self.user_id, self.settings, self.rag, self.memory = user_id, settings, rag, memory
         self.store = get_card_store(settings.data_dir)
+
+    def _now(self, now: datetime | None) -> datetime:
+        return now or clock.now(self.settings)
 
     # == what can be studied =========================================================================
     def chapters(self, doc_id: str) -> list[str]:
@@ -180,7 +179,7 @@ class StudyDesk:
         """Store the new cards (due now), skipping ones the person already has; at most MAX_CARDS_PER_RUN."""
         existing = {_key(c.front) for c in self.store.list(self.user_id)}
         kept, duplicates = [], 0
-        moment = _now(now)
+        moment = self._now(now)
         for card in cards:
             key = _key(card.front)
             if not card.front or not card.back or key in existing:
@@ -240,7 +239,7 @@ class StudyDesk:
         if len(front) > MAX_CARD_CHARS or len(back) > MAX_CARD_CHARS:
             raise InvalidRequest(f"A card side holds at most {MAX_CARD_CHARS:,} characters.")
         card = self.card(card_id)
-        card.front, card.back, card.updated = front, back, _now(now)
+        card.front, card.back, card.updated = front, back, self._now(now)
         self.store.save(card)
         return card
 
@@ -256,17 +255,17 @@ class StudyDesk:
 
     # == review ======================================================================================
     def due(self, now: datetime | None = None, limit: int = 100) -> list[Card]:
-        return self.store.due(self.user_id, _now(now), limit)
+        return self.store.due(self.user_id, self._now(now), limit)
 
     def due_count(self, now: datetime | None = None) -> int:
-        return self.store.count_due(self.user_id, _now(now))
+        return self.store.count_due(self.user_id, self._now(now))
 
     def review(self, card_id: str, grade_name: str, now: datetime | None = None) -> ReviewResult:
         grade_name = (grade_name or "").strip().lower()
         if grade_name not in GRADES:
             raise InvalidRequest("Grade a card Again, Hard, Good or Easy.")
         card = self.card(card_id)
-        moment = _now(now)
+        moment = self._now(now)
         before, interval = schedule.review(card, grade_name, moment)
         self.store.record_review(card, GRADES[grade_name], moment, before, interval)
         return ReviewResult(card, grade_name, card.due, interval, before)
@@ -276,16 +275,18 @@ class StudyDesk:
              seed: int | None = None) -> list[QuizQuestion]:
         if mode not in ("choice", "short"):
             raise InvalidRequest("A quiz is multiple choice or short answer.")
-        cards = self.cards(doc_id)
+        everything = self.cards()
+        cards = [c for c in everything if not doc_id or c.doc_id == doc_id]
         if heading:
             cards = [c for c in cards if heading in c.section.split(SECTION_JOIN)]
         if not cards:
             raise InvalidRequest("There are no cards to quiz you on yet; make some from a chapter first.")
-        return make_quiz(cards, mode=mode, size=max(1, min(size, 50)), seed=seed)
+        # wrong options come from all the person's cards: a chapter alone often has too few answers
+        return make_quiz(cards, mode=mode, size=max(1, min(size, 50)), seed=seed, pool=everything)
 
     def answer(self, question: QuizQuestion, given: str, *, now: datetime | None = None) -> QuizGrade:
         result = grade(question, given, self.rag.dense)
-        self.store.record_quiz(self.user_id, question.card_id, question.mode, result.correct, result.score, _now(now))
+        self.store.record_quiz(self.user_id, question.card_id, question.mode, result.correct, result.score, self._now(now))
         return result
 
     # == mastery, coverage =========================================================================
@@ -318,7 +319,7 @@ class StudyDesk:
     def progress(self, now: datetime | None = None) -> dict:
         """The study part of the learning report: plain data (see docs/report.schema.json, "study")."""
         from study.mastery import coverage, mastery, review_next
-        moment = _now(now)
+        moment = self._now(now)
         cards = self.cards()
         answers = self.store.quiz_answers(self.user_id)
         concepts = mastery(cards, answers, moment)

@@ -19,14 +19,16 @@ MEANING_PASS = 0.8
 MEANING_MIN_TERMS = 4     # meaning is judged only for sentence-like references
 
 
-def make_quiz(cards: list[Card], *, mode: str = "choice", size: int = 10, seed: int | None = None) -> list[QuizQuestion]:
-    """Up to `size` questions; multiple choice needs other answers of the same language as distractors,
-    a card without enough of them is asked as a short answer."""
+def make_quiz(cards: list[Card], *, mode: str = "choice", size: int = 10, seed: int | None = None,
+              pool: list[Card] | None = None) -> list[QuizQuestion]:
+    """Up to `size` questions on `cards`; multiple choice takes its wrong options from the answers of
+    `pool` (default: the same cards) in the card's language; a card without enough of them is asked as
+    a short answer."""
     rng = random.Random(seed)
     chosen = rng.sample(cards, min(size, len(cards)))
     out = []
     for card in chosen:
-        distractors = _distractors(card, cards, rng) if mode == "choice" else []
+        distractors = _distractors(card, pool or cards, rng) if mode == "choice" else []
         if mode == "choice" and len(distractors) == CHOICES - 1:
             options = distractors + [card.back]
             rng.shuffle(options)

@@ -6,6 +6,7 @@
     qa_tab.py         questions and answers, with the source viewer beside them
     notes_tab.py      notes and the concept graph
     recall_tab.py     search the learning history; the consolidate / forget panel
+    review_tab.py     cards: make, review (FSRS), quiz, edit, export and import
     reports_tab.py    the learning report, its charts and its download
 
 A tab module has one `build(ctx, tab, ...)`: called inside the tab's `with gr.Tab(...)`, it makes the tab's

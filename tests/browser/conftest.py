@@ -86,3 +86,18 @@ def open_local(browser, url: str, *, locale: str = "en-US"):
     page.wait_for_function("document.querySelector('#who') && document.querySelector('#who').innerText.trim().length > 0",
                            timeout=120_000)
     return context, page
+
+
+def open_tab(page, label: str) -> None:
+    """Switch to the tab labelled `label`. A click that lands while a dropdown's list is open only closes
+    the list, so the switch is confirmed (aria-selected) and the click repeated once after Escape."""
+    tab = f"button[role=tab]:has-text('{label}')"
+    for attempt in range(2):
+        page.click(tab)
+        try:
+            page.wait_for_selector(f"{tab}[aria-selected=true]", timeout=10_000)
+            return
+        except Exception:  # noqa: BLE001 - the second attempt raises
+            if attempt:
+                raise
+            page.keyboard.press("Escape")

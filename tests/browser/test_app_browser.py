@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from assistant.report import validate_report
-from tests.browser.conftest import login
+from tests.browser.conftest import login, open_tab
 
 pytestmark = pytest.mark.browser
 
@@ -40,10 +40,6 @@ WATCH_CHAT = """() => {
     }
   }).observe(chat, {subtree: true, childList: true, characterData: true});
 }"""
-
-
-def open_tab(page, label: str) -> None:
-    page.click(f"button[role=tab]:has-text('{label}')")
 
 
 def wait_text(page, selector: str, needle: str, timeout: int = 30_000) -> str:
