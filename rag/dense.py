@@ -115,8 +115,11 @@ class DenseSpaces:
             embedder = space.embedder
             self.vectors.check_model(space.collection, embedder.model_id, embedder.dim)
             trust = 1.0 if embedder.supports(language) else 0.5
+            # The multilingual space holds the text the default embedder does not know, so a question in a
+            # language the default one knows (English) meets it across languages, where cosines run lower.
+            cross = space is self.multilingual and self.main.embedder.supports(language)
             for i, vector in enumerate(embedder.embed(texts, kind="query")):
-                merged[i] += [VectorHit(h.id, trust * embedder.relatedness(h.score), h.payload)
+                merged[i] += [VectorHit(h.id, trust * embedder.relatedness(h.score, cross_language=cross), h.payload)
                               for h in self.vectors.search(space.collection, vector, limit)]
         return [sorted(hits, key=lambda h: -h.score)[:limit] for hits in merged]
 
