@@ -9,6 +9,14 @@
   nz other proper noun, n / vn / eng nouns of two or more characters as concepts), and entities of
   one sentence are chained with RELATED_TO edges.
 
+Both languages leave out what would only clutter a concept map: URLs and e-mail addresses are cut
+from the text before parsing (so no "https", "com", "github" from inside a link), file names
+("notes.pdf"), file extensions and URL pieces, numbers / dates / ordinals ("2018", "3rd"), generic
+document words (chapter, section, figure, table, page, exercise, example, appendix; 章 节 图 表 页,
+第三章, 本章, 习题 ...), single characters, and Chinese grammatical fragments ("机是"). Keys come from
+`normalise_key`, which folds case and plurals ("Tuples", "tuple", "TUPLE" -> "tuple"); a concept's
+display name is its singular as written ("Tuples" -> "Tuple").
+
 Pipelines load once per process, lazily, on first use.
 """
 from __future__ import annotations
@@ -18,7 +26,7 @@ import threading
 from dataclasses import dataclass
 
 from core.text import STOPWORDS, detect_language
-from memory.graph.base import Entity, Relation, normalise_key
+from memory.graph.base import Entity, Relation, _noun_tables, normalise_key
 
 _lock = threading.Lock()
 _pipelines: dict[str, object] = {}
@@ -29,6 +37,78 @@ _ZH_LABELS = {"nr": "PERSON", "ns": "GPE", "nt": "ORG", "nz": "CONCEPT"}
 _ZH_CONCEPT_TAGS = {"n", "vn", "eng", "nz"}
 _ZH_SENTENCE_END = re.compile(r"[。！？；!?;\n]")
 MAX_CONCEPT_WORDS = 4
+_NAME_LABELS = {"PERSON", "ORG", "GPE", "NORP", "LOC", "FAC"}
+
+# -- junk -------------------------------------------------------------------------------------------
+_FILE_EXTENSIONS = ("pdf|html?|xhtml|php|aspx?|jsp|txt|md|rst|docx?|pptx?|xlsx?|csv|tsv|json|xml|ya?ml|"
+                    "py|ipynb|java|cpp|hpp|c|h|rs|go|rb|sh|png|jpe?g|gif|svg|bmp|webp|mp3|mp4|wav|"
+                    "zip|tar|gz|tgz|7z|rar|exe|dmg|epub|tex|bib|log|ini|cfg|toml")
+_TLDS = "com|org|net|edu|gov|io|ai|dev|app|info|biz|co|uk|de|fr|cn|jp|ru|us|eu|ca|au|in|me|ly|tv|xyz"
+# URLs, e-mail addresses, bare domains ("github.com/x") and file names ("notes.pdf"): cut before parsing.
+_TEXT_JUNK = re.compile(
+    r"(?:[a-z][a-z0-9+.-]*://|www\.)[!-~]*[\w/]"                            # scheme:// or www. links
+    r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"                                         # e-mail addresses
+    rf"|\b[\w-]+(?:\.[\w-]+)*\.(?:{_TLDS})\b(?:[/:?#][!-~]*[\w/])?"         # bare domains, with a path
+    rf"|[\w./\\-]*\w\.(?:{_FILE_EXTENSIONS})\b",                               # file names and paths
+    re.IGNORECASE | re.ASCII)                                                # \w: Latin only, not 汉字
+_URL_PIECES = {"http", "https", "ftp", "www", "url", "uri", "href", "mailto", "email", "e-mail",
+               *_TLDS.split("|"), *_FILE_EXTENSIONS.replace("?", "").replace("(", "").split("|"),
+               "htm", "jpeg", "yaml", "asp", "js", "ts"}   # not cut from text: "Node.js" is a name
+# Words that name a part of the document, not a concept (a map full of "chapter" links everything).
+_DOC_WORDS = {"chapter", "section", "subsection", "figure", "fig", "table", "page", "pp", "exercise",
+              "example", "appendix", "paragraph", "line", "equation", "eq", "footnote", "part", "unit",
+              "lesson", "lecture", "slide", "problem", "question", "answer", "solution", "note",
+              "contents", "index", "introduction", "summary", "conclusion", "reference", "bibliography",
+              "volume", "vol", "edition", "ed", "p", "ch", "sec", "ex"}
+_ZH_DOC_WORDS = {"章", "节", "图", "表", "页", "例", "题", "章节", "本章", "本节", "上章", "下章", "前章", "图表",
+                 "下图", "上图", "如图", "见图", "下表", "上表", "如表", "见表", "页码", "本页", "习题", "练习",
+                 "例题", "例子", "示例", "举例", "附录", "目录", "前言", "序言", "小结", "总结", "参考文献",
+                 "段落", "公式", "脚注", "问题", "答案", "解答", "内容", "部分"}
+_ZH_PART = re.compile(r"^[第本上下前后每各该此这那]?[\d一二三四五六七八九十百零〇两]*[章节篇卷部页图表题讲课]$"
+                      r"|^第[\d一二三四五六七八九十百零〇两]+")            # 第三章, 第12页, 第二节, 本章
+_ORDINAL = re.compile(r"^(?:\d+(?:st|nd|rd|th)|[ivxlc]+)$")                # 3rd, 21st, iv
+# A Chinese "noun" that starts or ends with a particle / copula is a segmentation fragment ("机是").
+_ZH_FRAGMENT_EDGE = set("的了着是吗呢吧啊么嘛呀哦")
+# Study terms jieba's dictionary splits at a verb or adverb (支持|向量|机, 随机|森林): kept whole.
+_ZH_TERMS = ("支持向量机", "梯度下降", "随机梯度下降", "随机森林", "反向传播", "深度学习", "强化学习",
+             "监督学习", "无监督学习", "半监督学习", "迁移学习", "主成分分析", "线性回归", "逻辑回归",
+             "朴素贝叶斯", "卷积神经网络", "循环神经网络", "注意力机制", "自注意力", "对数函数", "指数函数")
+_ZH_TERM_RE = re.compile("|".join(sorted(_ZH_TERMS, key=len, reverse=True)))
+
+
+def clean_text(text: str) -> str:
+    """The text without URLs, e-mail addresses, bare domains and file names (each becomes a space)."""
+    return _TEXT_JUNK.sub(" ", text or "")
+
+
+def is_junk(key: str) -> bool:
+    """True for a key no concept map wants: no letter in it, a single character, an ordinal, or
+    made only of URL pieces / file extensions / document-part words / Chinese document parts."""
+    key = key.strip()
+    if len(key) < 2 or not re.search(r"[^\W\d_]", key):
+        return True
+    words = key.split()
+    if all(w in _URL_PIECES or w in _DOC_WORDS or _ORDINAL.match(w) or len(w) < 2 for w in words):
+        return True
+    if re.search(r"[\u4e00-\u9fff]", key):
+        return key in _ZH_DOC_WORDS or bool(_ZH_PART.match(key)) or len(key) < 2 \
+            or key[0] in _ZH_FRAGMENT_EDGE or key[-1] in _ZH_FRAGMENT_EDGE
+    return False
+
+
+def display_name(name: str, key: str) -> str:
+    """A concept's name as written, its last word made singular the way the key is ("Tuples" ->
+    "Tuple", "LLMs" -> "LLM", "Policies" -> "Policy"); a name already matching its key is kept."""
+    words = name.split()
+    key_words = key.split()
+    if not words or len(words) != len(key_words) or words[-1].lower() == key_words[-1]:
+        return name
+    last, singular = words[-1], key_words[-1]
+    common = 0
+    while common < min(len(last), len(singular)) and last[common].lower() == singular[common]:
+        common += 1
+    words[-1] = last[:common] + singular[common:]
+    return " ".join(words)
 
 
 @dataclass
@@ -61,6 +141,7 @@ def chinese_pipeline():
 
 
 def extract(text: str, language: str | None = None) -> Extraction:
+    text = clean_text(text)
     language = language or detect_language(text)
     if language == "zh":
         return _extract_chinese(text)
@@ -74,10 +155,10 @@ def query_keys(text: str) -> list[str]:
     language = detect_language(text)
     keys = extract(text, language).keys
     if language == "en":
-        for t in english_pipeline()(text):
+        for t in english_pipeline()(clean_text(text)):
             if t.pos_ in ("NOUN", "PROPN") and t.lower_ not in STOPWORDS:
                 word = t.lemma_.lower() if t.pos_ == "NOUN" else t.lower_
-                if len(word) >= 2:
+                if not is_junk(normalise_key(word)):
                     keys.append(normalise_key(word))
     return list(dict.fromkeys(keys))
 
@@ -90,16 +171,36 @@ def _relation_type(verb: str) -> str:
 
 def _concept_key(tokens) -> tuple[str, str] | None:
     """(key, name) of a noun chunk without determiners / pronouns; the head word lemmatised."""
-    words = [t for t in tokens if t.pos_ not in ("DET", "PRON", "PUNCT", "CCONJ", "PART", "NUM")
-             and t.lower_ not in STOPWORDS]
+    words = [t for t in tokens if t.pos_ not in ("DET", "PRON", "PUNCT", "CCONJ", "PART", "NUM", "SYM")
+             and t.lower_ not in STOPWORDS and not t.like_num and t.ent_type_ not in _SKIP_LABELS]
+    while words and (words[0].lower_ in _DOC_WORDS or words[0].lower_ in _URL_PIECES):
+        words = words[1:]                  # "Chapter 3 gradient descent", "Figure 2 Transformer"
     if not words or len(words) > MAX_CONCEPT_WORDS:
         return None
     head = words[-1]
     key_words = [w.lower_ for w in words[:-1]] + [head.lemma_.lower() if head.pos_ == "NOUN" else head.lower_]
     key = normalise_key(" ".join(key_words))
-    if len(key) < 2 or not re.search(r"\w", key):
+    if is_junk(key):
         return None
-    return key, " ".join(w.text for w in words)
+    return key, display_name(" ".join(w.text for w in words), key)
+
+
+def _common_noun_mislabelled(ent) -> bool:
+    """spaCy's small model often calls a capitalised common noun a PERSON / ORG / LAW, mostly at the
+    start of a sentence ("Tuples are immutable." -> PERSON, "Chapter 3" -> LAW). The rule: trust the
+    name only when the tagger agrees it is a name. When every word of the entity is tagged a common
+    noun (NOUN), or it is one Title-case word opening the sentence whose lower-case form is a plural of
+    a dictionary noun ("Lists", "Classes"), it is a concept. All-capital acronyms ("MCAS") stay names."""
+    words = [t for t in ent if t.pos_ not in ("DET", "PUNCT", "PART", "NUM") and not t.like_num]
+    if not words or any(t.text.isupper() and len(t.text) > 1 for t in words):
+        return False
+    if all(t.pos_ == "NOUN" for t in words):
+        return True
+    if len(words) == 1 and words[0].is_sent_start and words[0].is_title:
+        lower = words[0].lower_
+        key = normalise_key(lower)
+        return key != lower and key in _noun_tables()[0]
+    return False
 
 
 def _extract_english(text: str) -> Extraction:
@@ -110,17 +211,21 @@ def _extract_english(text: str) -> Extraction:
     for ent in doc.ents:
         if ent.label_ in _SKIP_LABELS:
             continue
-        if ent.label_ in ("PERSON", "ORG", "GPE", "NORP", "LOC", "FAC"):
+        label = "CONCEPT" if _common_noun_mislabelled(ent) else ent.label_
+        if label in _NAME_LABELS:
             # Names keep their words (no lemmas), without a leading "the" / "my" / possessive "'s".
             words = [t for t in ent if not (t.pos_ in ("DET", "PRON", "PUNCT", "PART") or t.dep_ == "case")]
             found = (normalise_key(" ".join(t.text for t in words)), " ".join(t.text for t in words)) \
                 if words else None
+            if found and is_junk(found[0]):
+                found = None
         else:
             found = _concept_key(ent)
         if not found or not found[0]:
             continue
         key, name = found
-        entities[key] = Entity(key=key, name=name, label=ent.label_)
+        if key not in entities or entities[key].label == "CONCEPT" and label != "CONCEPT":
+            entities[key] = Entity(key=key, name=name, label=label)
         for t in ent:
             token_key[t.i] = key
     for chunk in doc.noun_chunks:
@@ -165,7 +270,7 @@ def _extract_chinese(text: str) -> Extraction:
     from spacy.tokens import Doc, Span
 
     nlp = chinese_pipeline()
-    pairs = [(p.word, p.flag) for p in pseg.lcut(text) if p.word.strip()]
+    pairs = _segment_chinese(text, pseg)
     if not pairs:
         return Extraction("zh", [], [])
     doc = Doc(nlp.vocab, words=[w for w, _ in pairs], spaces=[False] * len(pairs))
@@ -177,10 +282,11 @@ def _extract_chinese(text: str) -> Extraction:
         if label is None:
             continue
         key = normalise_key(word)
-        if len(key) < 2 and label == "CONCEPT":
+        if is_junk(key):
             continue
         spans.append(Span(doc, i, i + 1, label=label))
-        entities[key] = Entity(key=key, name=word, label=label)
+        if key not in entities:
+            entities[key] = Entity(key=key, name=display_name(word, key), label=label)
     doc.ents = spans
     relations: dict[tuple[str, str, str], Relation] = {}
     sentence_keys: list[str] = []
@@ -194,6 +300,29 @@ def _extract_chinese(text: str) -> Extraction:
                 sentence_keys.append(key)
     _chain(sentence_keys, relations)
     return Extraction("zh", list(entities.values()), list(relations.values()))
+
+
+def _segment_chinese(text: str, pseg) -> list[tuple[str, str]]:
+    """jieba.posseg's (word, tag) pairs, with two repairs for a concept map: the study terms in
+    `_ZH_TERMS` stay whole (tagged n), and a one-character noun right after a noun joins it as a
+    suffix (向量|机 -> 向量机, 决策|树 -> 决策树, 流程|图 -> 流程图) instead of being dropped."""
+    pairs: list[tuple[str, str]] = []
+    start = 0
+    for match in [*_ZH_TERM_RE.finditer(text), None]:
+        end = match.start() if match else len(text)
+        pairs += [(p.word, p.flag) for p in pseg.lcut(text[start:end]) if p.word.strip()]
+        if match:
+            pairs.append((match.group(), "n"))
+            start = match.end()
+    merged: list[tuple[str, str]] = []
+    for word, flag in pairs:
+        if (merged and len(word) == 1 and flag == "n" and merged[-1][1] in ("n", "vn", "nz")
+                and len(merged[-1][0]) >= 2 and re.fullmatch(r"[\u4e00-\u9fff]+", merged[-1][0])
+                and word not in _ZH_DOC_WORDS):
+            merged[-1] = (merged[-1][0] + word, "n")
+        else:
+            merged.append((word, flag))
+    return merged
 
 
 def _chain(keys: list[str], relations: dict) -> None:

