@@ -213,8 +213,10 @@ class PDFLearningAssistant:
 
     # == notes ====================================================================================
     def add_note(self, content: str, concept: str | None = None, *, doc_id: str | None = None,
-                 session_id: str | None = None) -> NoteResult:
-        """Save a note in semantic memory; its concept becomes a graph node linked to the note's entities."""
+                 page: int | None = None, quote: str | None = None, session_id: str | None = None) -> NoteResult:
+        """Save a note in semantic memory; its concept becomes a graph node linked to the note's entities.
+        A note made from a passage keeps its document, page and the quoted passage (it opens there later).
+        The same note twice is refused, saying when the first was saved."""
         from memory.extract import extract
         from memory.graph.base import Entity, Relation, normalise_key
         content = (content or "").strip()
@@ -229,7 +231,14 @@ class PDFLearningAssistant:
         meta = {"concept": concept} if concept else {}
         if doc_id:
             meta["doc_id"] = doc_id
+            if page is not None:
+                meta["page"] = int(page)
+            if quote:
+                meta["quote"] = quote.strip()[:MAX_NOTE_CHARS]
         with self.lock:
+            same = self._same_note(content)
+            if same is not None:
+                raise InvalidRequest(f"You already have this note (saved {same.timestamp.astimezone():%Y-%m-%d %H:%M}).")
             item = self._remember(content, "semantic", kind, session_id, **meta)
             entities = extract(content).entities
             linked = [e.name for e in entities]
@@ -247,6 +256,37 @@ class PDFLearningAssistant:
                     raise InvalidRequest("The note's concept could not be saved in the concept graph; "
                                          "try again.") from exc
             return NoteResult(item.id, content, concept, linked, item.timestamp, notice=self._graph_notice())
+
+    def _same_note(self, content: str) -> MemoryRef | None:
+        key = " ".join(content.lower().split())
+        return next((n for n in self.list_notes() if " ".join(n.content.lower().split()) == key), None)
+
+    def edit_note(self, note_id: str, content: str) -> MemoryRef:
+        """Change a note's text (its concept stays; it is re-embedded and its entities re-linked)."""
+        content = (content or "").strip()
+        if not content:
+            raise InvalidRequest("The note is empty; write something first.")
+        if len(content) > MAX_NOTE_CHARS:
+            raise InvalidRequest(f"A note can hold at most {MAX_NOTE_CHARS:,} characters; split this one up.")
+        with self.lock:
+            self._own_note(note_id)
+            same = self._same_note(content)
+            if same is not None and same.id != note_id:
+                raise InvalidRequest("You already have a note with this text.")
+            self.memory.update(note_id, content=content)
+            return self._own_note(note_id)
+
+    def delete_note(self, note_id: str) -> bool:
+        with self.lock:
+            self._own_note(note_id)
+            self.memory.remove(note_id)
+            return True
+
+    def _own_note(self, note_id: str) -> MemoryRef:
+        note = next((n for n in self.list_notes() if n.id == note_id), None)
+        if note is None:
+            raise InvalidRequest("That note was not found; it may have been deleted.")
+        return note
 
     def _graph_notice(self) -> str:
         """A note's graph writes wait in the outbox while the graph server is away (memory.graph.resilience):

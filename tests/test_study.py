@@ -289,3 +289,23 @@ def test_llm_cards_are_kept_only_when_the_passage_backs_them(llm_settings, fake_
     fake_llm.mode = "error"
     fallback = erin.study.cards_from_section(doc.doc_id, "Chapter 2 Dictionaries", now=START)
     assert fallback.cards and all(c.kind == CLOZE for c in fallback.cards) and "did not answer" in fallback.notice
+
+
+def test_notes_keep_their_page_refuse_duplicates_and_can_be_edited_and_deleted(library, settings):
+    alice, doc = library
+    quote = "A previously computed value that is stored for later use is called a memo."
+    note = alice.add_note("Memos save recomputation.", "memo", doc_id=doc.doc_id, page=2, quote=quote)
+    stored = next(n for n in alice.list_notes() if n.id == note.memory_id)
+    assert stored.metadata["page"] == 2 and stored.metadata["quote"] == quote and stored.metadata["doc_id"] == doc.doc_id
+    with pytest.raises(InvalidRequest, match="already have this note"):
+        alice.add_note("  memos SAVE   recomputation. ", "memo")
+    edited = alice.edit_note(note.memory_id, "Memos save recomputing values already computed.")
+    assert edited.content.startswith("Memos save recomputing") and edited.metadata["page"] == 2
+    assert [n.content for n in alice.recall("recomputing values")][:1] == [edited.content]
+    bob = get_assistant("bob", settings)
+    for attempt in (lambda: bob.edit_note(note.memory_id, "mine now"), lambda: bob.delete_note(note.memory_id)):
+        with pytest.raises(InvalidRequest):
+            attempt()
+    assert alice.delete_note(note.memory_id) and all(n.id != note.memory_id for n in alice.list_notes())
+    with pytest.raises(InvalidRequest):
+        alice.edit_note(note.memory_id, "gone")

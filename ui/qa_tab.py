@@ -94,6 +94,7 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> None:
             section_view = gr.HTML(visible=False, elem_id="section-view", js_on_load=SECTION_SCROLL_JS,
                                    label=_("section_view"))
             page_status = gr.Markdown(elem_id="page-status")
+            note_passage = gr.Button(_("note_passage"), size="sm", elem_id="note-passage")
 
     qa = QA(ctx, session_state=session, history_state=history_state, shown_chat=shown_chat, citations=citations,
             cite_map_state=cite_map_state, chatbot=chatbot, question_box=question_box, searched=searched,
@@ -106,6 +107,7 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> None:
     ask_btn.click(answer, ask_inputs, ask_outputs, concurrency_limit=8)
     question_box.submit(answer, ask_inputs, ask_outputs, concurrency_limit=8)
     sources.input(bind(show_source, qa), [sources, citations], [page_view, section_view, page_status])
+    note_passage.click(bind(note_source, qa), [sources, citations, session], [page_status])
     cite_open.click(bind(open_citation, qa), [cite_request, cite_map_state],
                     [sources, citations, page_view, section_view, page_status],
                     js="(ask_for, cite_map) => [window.__pdfCite || ask_for, cite_map]", show_progress="hidden")
@@ -236,6 +238,22 @@ def show_source(qa: QA, choice, cites, request: gr.Request):
         message = failure(request, exc)
         gr.Warning(message)
         return {**no_source(qa), qa.page_status: message}
+
+
+def note_source(qa: QA, choice, cites, session, request: gr.Request):
+    """The shown source's passage becomes a note anchored to its document and page (filed under the
+    section's heading), which the Notes tab lists and the Review tab can make cards from."""
+    if choice in (None, "") or not cites:
+        return t(request, "msg_note_pick_source")
+    try:
+        citation = cites[int(choice)]
+        a = qa.ctx.assistant_for(request)
+        heading = (a.cited_headings([citation]) or [""])[0][:80]
+        a.add_note(citation.quote, heading, doc_id=citation.doc_id, page=citation.page_start, quote=citation.quote,
+                   session_id=session)
+        return t(request, "msg_note_passage_saved", source=citation.label)
+    except Exception as exc:  # noqa: BLE001
+        return failure(request, exc)
 
 
 def open_citation(qa: QA, ask_for, cite_map, request: gr.Request):

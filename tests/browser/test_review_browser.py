@@ -39,6 +39,13 @@ def choose(page, selector: str, option: str) -> None:
     page.click(f"[role=option]:has-text({json.dumps(option)})")
 
 
+def open_accordion(page, accordion: str, inside: str) -> None:
+    """Open an accordion unless what is `inside` it already shows (a click on an open one closes it)."""
+    if not page.is_visible(inside):
+        page.click(f"{accordion} button, {accordion} .label-wrap")
+        page.wait_for_selector(inside, state="visible")
+
+
 def tab_label(page) -> str:
     return page.inner_text("#tab-review-button")
 
@@ -155,7 +162,7 @@ def test_cards_from_a_chapter_and_a_note_reviewed_over_days(learner, artefacts, 
 
 def test_a_quiz_on_the_chapter_is_graded(learner, artefacts):
     page, _, _, llm, _ = learner
-    page.click("#quiz button, #quiz .label-wrap")
+    open_accordion(page, "#quiz", "#quiz-start")
     page.click("#quiz-start")
     wait_text(page, "#quiz-question", "Question 1 of")
     total = int(page.inner_text("#quiz-question").split(" of ")[1].split()[0])
@@ -180,7 +187,7 @@ def test_a_quiz_on_the_chapter_is_graded(learner, artefacts):
 
 def test_the_deck_exports_to_anki_and_the_report_shows_mastery_and_coverage(learner, artefacts, tmp_path):
     page, _, _, llm, _ = learner
-    page.click("#deck button, #deck .label-wrap")
+    open_accordion(page, "#deck", "#cards-export-apkg")
     page.click("#cards-export-apkg")
     wait_text(page, "#deck-status", "Cards exported")
     link = page.wait_for_selector("#cards-export-file a")
@@ -213,10 +220,37 @@ def test_another_person_sees_none_of_the_cards(browser, learner, artefacts):
         open_tab(page, "Review")
         wait_text(page, "#review-due", "No cards yet")
         assert "due" not in tab_label(page)
-        page.click("#deck button, #deck .label-wrap")
+        open_accordion(page, "#deck", "#cards-table")
         assert "[...]" not in page.inner_text("#cards-table") and "memo" not in page.inner_text("#cards-table")
         page.screenshot(path=str(artefacts / f"24-review-other-user-{llm}.png"), full_page=True)
     finally:
         context.close()
     open_tab(alice, "Review")                                 # alice's deck is still there
+    open_accordion(alice, "#deck", "#cards-table")
     wait_text(alice, "#cards-table", "[...]")
+
+
+def test_a_cited_passage_becomes_a_note_that_can_be_edited_and_deleted(learner, artefacts):
+    page, _, _, llm, _ = learner
+    open_tab(page, "Q&A")
+    page.fill("#question textarea", "What is a hash?")
+    page.click("#ask")
+    page.wait_for_selector("#sources label", timeout=120_000)
+    page.click("#sources label >> nth=0")
+    page.click("#note-passage")
+    wait_text(page, "#page-status", "as a note", timeout=120_000)
+    open_tab(page, "Notes")
+    wait_text(page, "#notes-table", "book.pdf, p.")              # the note keeps where its passage is
+    open_accordion(page, "#note-edit", "#note-pick")
+    page.click("#note-pick input")
+    page.click("[role=option] >> nth=0")                         # the newest note: the passage
+    page.wait_for_function("() => document.querySelector('#note-edit-text textarea').value.length > 0")
+    page.fill("#note-edit-text textarea", "A hash maps any value to an integer (my own words).")
+    page.click("#note-edit-save")
+    wait_text(page, "#note-status", "The note is changed")
+    wait_text(page, "#notes-table", "my own words")
+    page.screenshot(path=str(artefacts / f"25-note-from-passage-{llm}.png"), full_page=True)
+    choose(page, "#note-pick", "my own words")
+    page.click("#note-delete")
+    wait_text(page, "#note-status", "The note is deleted")
+    page.wait_for_function("() => !document.querySelector('#notes-table').innerText.includes('my own words')")
