@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from core.errors import AssistantError
 from core.text import detect_language
-from rag.evidence import SUPPORTED, embedder_for, sentence_support
+from rag.evidence import SUPPORTED, embedder_for, sentence_support, terms_of
 from study.cloze import tidy
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ def checked_cards(pairs: list[tuple[str, str]], passage: str, embedders) -> tupl
     kept, dropped = [], 0
     for question, answer in pairs:
         if not answer or not question or answer.lower() in question.lower() or len(answer) > 300 \
-                or not question.rstrip().endswith(("?", "？")):
+                or not question.rstrip().endswith(("?", "？")) or not terms_of(answer):   # "0", "yes": nothing to check
             dropped += 1
             continue
         support = answer_support(answer, passage, embedders)

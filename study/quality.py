@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag.evidence import SUPPORTED, embedder_for, sentence_support
+from rag.evidence import SUPPORTED, embedder_for, sentence_support, terms_of
 from study.cloze import tidy
 from study.types import BLANK, CLOZE, Card
 
@@ -52,6 +52,8 @@ def supported_share(cards: list[Card], store, user_id: str, embedders) -> tuple[
 def _supported(text: str, passage: str, embedders) -> bool:
     """The page backs the text; checked for the whole claim and for the answer alone (a cloze sentence
     with a wrong term filled in is still mostly the page's words)."""
+    if not terms_of(text):          # "0" or "yes" has no words to find on the page: not checkable, not backed
+        return False
     return sentence_support(text, passage, embedder_for(embedders, text, passage[:400])) >= SUPPORTED
 
 
