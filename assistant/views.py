@@ -301,10 +301,21 @@ def report_frames(report: dict) -> dict:
     per_doc = [{"document": d["name"], "questions": d["questions"]} for d in report["documents"]]
     concepts = sorted(report["concepts"]["nodes"], key=lambda n: -n["memories"])[:15]
     memory = [{"type": t, "count": n} for t, n in report["memory"]["counts"].items()]
+    study = report.get("study") or {"mastery": [], "coverage": []}
+    # recall in whole percent (integer axis), weakest concepts first as the report lists them
+    mastery = [{"concept": m["concept"][:40], "recall %": round(100 * m["score"]), "level": m["level"]}
+               for m in study["mastery"] if m["score"] is not None][:15]
+    coverage = []
+    for c in study["coverage"][:20]:
+        label = f"{c['doc_name'][:16]} · {c['chapter'][:32]}"
+        coverage += [{"chapter": label, "pages": c["studied_pages"], "kind": "studied"},
+                     {"chapter": label, "pages": c["pages"] - c["studied_pages"], "kind": "not studied"}]
     return {
         "activity": pd.DataFrame(activity, columns=["date", "kind", "count"]),
         "questions_per_document": pd.DataFrame(per_doc, columns=["document", "questions"]),
         "concepts": pd.DataFrame([{"concept": n["name"], "memories": n["memories"]} for n in concepts],
                                  columns=["concept", "memories"]),
         "memory_by_type": pd.DataFrame(memory, columns=["type", "count"]),
+        "mastery": pd.DataFrame(mastery, columns=["concept", "recall %", "level"]),
+        "coverage": pd.DataFrame(coverage, columns=["chapter", "pages", "kind"]),
     }

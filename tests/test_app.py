@@ -150,8 +150,14 @@ def test_views_render_plain_data():
     frames = report_frames({"activity": [{"date": "2024-05-08", "documents": 1, "questions": 2, "notes": 0}],
                             "documents": [{"name": "a.pdf", "questions": 2}],
                             "concepts": {"nodes": [{"name": "MCAS", "memories": 2}], "edges": []},
-                            "memory": {"counts": {"working": 1, "episodic": 3}}})
+                            "memory": {"counts": {"working": 1, "episodic": 3}},
+                            "study": {"mastery": [{"concept": "tuple", "level": "weak", "score": 0.424},
+                                                  {"concept": "memo", "level": "new", "score": None}],
+                                      "coverage": [{"doc_name": "a.pdf", "chapter": "Tuples", "pages": 12,
+                                                    "studied_pages": 3}]}})
     assert len(frames["activity"]) == 3 and frames["memory_by_type"]["count"].sum() == 4
+    assert frames["mastery"].to_dict("records") == [{"concept": "tuple", "recall %": 42, "level": "weak"}]
+    assert frames["coverage"]["pages"].tolist() == [3, 9]        # studied, not studied: whole pages
 
 
 def test_word_runs_locate_a_passage_despite_line_breaks():

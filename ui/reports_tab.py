@@ -26,8 +26,14 @@ def build(ctx: Context, tab: gr.Tab) -> None:
         plot_concepts = gr.BarPlot(x="concept", y="memories", label=_("plot_concepts"), y_lim=[0, None],
                                    elem_id="plot-concepts")
         plot_memory = gr.BarPlot(x="type", y="count", label=_("plot_memory"), y_lim=[0, None], elem_id="plot-memory")
+    with gr.Row():
+        plot_mastery = gr.BarPlot(x="concept", y="recall %", color="level", label=_("plot_mastery"), y_lim=[0, 100],
+                                  elem_id="plot-mastery")
+        plot_coverage = gr.BarPlot(x="chapter", y="pages", color="kind", label=_("plot_coverage"), y_lim=[0, None],
+                                   elem_id="plot-coverage")
 
-    report_outputs = [metrics, plot_activity, plot_questions, plot_concepts, plot_memory, download, report_status]
+    report_outputs = [metrics, plot_activity, plot_questions, plot_concepts, plot_memory, plot_mastery, plot_coverage,
+                      download, report_status]
     refresh = bind(refresh_report, ctx)
     report_btn.click(refresh, None, report_outputs)
     tab.select(refresh, None, report_outputs)
@@ -53,8 +59,11 @@ def refresh_report(ctx: Context, request: gr.Request):
             ("sessions", "sessions")))
         frames = report_frames(report)
         status = t(request, "msg_report_ready", questions=s["questions"], documents=s["documents"], notes=s["notes"])
+        study = report["study"]
+        metrics += " · " + t(request, "metric_study", cards=study["cards"], due=study["due_now"])
         return (metrics, frames["activity"], frames["questions_per_document"], frames["concepts"],
-                frames["memory_by_type"], gr.update(value=str(path), interactive=True), status)
+                frames["memory_by_type"], frames["mastery"], frames["coverage"],
+                gr.update(value=str(path), interactive=True), status)
     except Exception as exc:  # noqa: BLE001
         message = failure(request, exc)
-        return (gr.update(),) * 6 + (message,)
+        return (gr.update(),) * 8 + (message,)
