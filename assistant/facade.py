@@ -211,6 +211,16 @@ class PDFLearningAssistant:
                 final = item
         return final
 
+    # == past conversations =======================================================================
+    def conversations(self, limit: int = 20) -> list[dict]:
+        """This user's past conversations (their `qa` episodes grouped by session), the most recently used
+        first: {session_id, started, last, first_question, questions}."""
+        return H.conversations(self._stored(["episodic"], kind=H.KIND_QA), limit)
+
+    def conversation(self, session_id: str) -> list[dict]:
+        """One of this user's conversations, oldest turn first: {question, answer, cited_labels}."""
+        return H.turns([r for r in self._stored(["episodic"], kind=H.KIND_QA) if r.session_id == session_id])
+
     # == notes ====================================================================================
     def add_note(self, content: str, concept: str | None = None, *, doc_id: str | None = None,
                  page: int | None = None, quote: str | None = None, session_id: str | None = None) -> NoteResult:

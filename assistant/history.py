@@ -93,3 +93,30 @@ def pack_memories(refs: list[MemoryRef], budget: int = MEMORY_CONTEXT_TOKENS) ->
         kept.append(ref)
         used += cost
     return "\n".join(lines), kept
+
+
+NOT_FOUND = "Not found in the documents."
+
+
+def conversations(qa_refs: list[MemoryRef], limit: int = 20) -> list[dict]:
+    """`qa` memories grouped by session, the most recently used conversation first:
+    {session_id, started, last, first_question, questions}. Memories without a session are left out."""
+    groups: dict[str, list[MemoryRef]] = {}
+    for ref in qa_refs:
+        if ref.session_id:
+            groups.setdefault(ref.session_id, []).append(ref)
+    out = []
+    for session_id, refs in groups.items():
+        refs.sort(key=lambda r: r.timestamp)
+        out.append({"session_id": session_id, "started": refs[0].timestamp, "last": refs[-1].timestamp,
+                    "first_question": refs[0].metadata.get("question", refs[0].content), "questions": len(refs)})
+    out.sort(key=lambda c: c["last"], reverse=True)
+    return out[:limit]
+
+
+def turns(qa_refs: list[MemoryRef]) -> list[dict]:
+    """A conversation's `qa` memories as its turns, oldest first: {question, answer, cited_labels}."""
+    return [{"question": r.metadata.get("question", r.content),
+             "answer": NOT_FOUND if r.metadata.get("refused") else (r.metadata.get("answer") or ""),
+             "cited_labels": list(r.metadata.get("cited_labels", []))}
+            for r in sorted(qa_refs, key=lambda r: r.timestamp)]

@@ -6,6 +6,10 @@ the request to `open_citation`): a PDF's page as an image, or — for a document
 Word, HTML, text, notes) — the cited section as text in the panel beside it. Answers are shown as text:
 document HTML is printed, never rendered (assistant.views.chat_markdown), and the history kept for
 follow-ups stays plain text.
+
+Past conversations (the `qa` episodes of this person, grouped by session) are listed above the chat when the
+tab opens and after each answer: picking one shows its turns again (the stored answers, as text) and makes
+its session this tab's, so the next question continues it; "New conversation" starts a new session.
 """
 from __future__ import annotations
 
@@ -20,7 +24,8 @@ from assistant.views import chat_markdown, section_html
 from core.errors import AssistantError
 from rag.prompts import EXTRACTIVE_NOTICE
 from rag.types import Citation, SourcesEvent
-from ui.common import Context, _, bind, failure, log, page_caption, section_caption, short, source_choice, t
+from ui.common import (Context, _, bind, failure, log, page_caption, section_caption, short, source_choice, t,
+                       when)
 
 # The source viewer's text panel keeps the first marked passage in view each time it shows a section.
 SECTION_SCROLL_JS = """
@@ -52,6 +57,7 @@ class QA:
     page_view: gr.Image
     section_view: gr.HTML
     page_status: gr.Markdown
+    conversations: gr.Dropdown
 
 
 def build(ctx: Context, tab: gr.Tab, session: gr.State) -> None:
@@ -64,6 +70,8 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> None:
     gr.Markdown(_("extractive_notice"), visible=not llm_on, elem_id="llm-notice")
     with gr.Row():
         with gr.Column(scale=3):
+            conversations = gr.Dropdown(label=_("conversations"), info=_("conversations_info"), choices=[],
+                                        value=None, interactive=True, elem_id="conversations")
             # Answers are Markdown made by assistant.views.chat_markdown: HTML from documents is
             # already printed as text there; the sanitizer and allow_tags=False are a second fence.
             chatbot = gr.Chatbot(label=_("chat"), elem_id="chat", height=440, feedback_options=None,
@@ -99,9 +107,9 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> None:
     qa = QA(ctx, session_state=session, history_state=history_state, shown_chat=shown_chat, citations=citations,
             cite_map_state=cite_map_state, chatbot=chatbot, question_box=question_box, searched=searched,
             answer_notice=answer_notice, memory_used=memory_used, sources=sources, page_view=page_view,
-            section_view=section_view, page_status=page_status)
+            section_view=section_view, page_status=page_status, conversations=conversations)
     ask_outputs = [chatbot, shown_chat, question_box, sources, page_view, page_status, answer_notice, searched,
-                   memory_used, history_state, session, citations, cite_map_state, section_view]
+                   memory_used, history_state, session, citations, cite_map_state, section_view, conversations]
     ask_inputs = [question_box, history_state, shown_chat, cite_map_state, mqe, hyde, session]
     answer = bind(ask, qa)
     ask_btn.click(answer, ask_inputs, ask_outputs, concurrency_limit=8)
@@ -112,10 +120,15 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> None:
                     [sources, citations, page_view, section_view, page_status],
                     js="(ask_for, cite_map) => [window.__pdfCite || ask_for, cite_map]", show_progress="hidden")
     clear_outputs = [chatbot, shown_chat, history_state, cite_map_state, sources, page_view, page_status,
-                     answer_notice, searched, memory_used, citations, section_view]
+                     answer_notice, searched, memory_used, citations, section_view, session, conversations]
     clear = bind(new_conversation, qa)
     clear_btn.click(clear, None, clear_outputs)
     chatbot.clear(clear, None, clear_outputs)       # the chat's own bin icon: forget the turns too
+    # the list of past conversations: filled when the tab opens (after a reload too), a pick shows one
+    tab.select(bind(list_conversations, qa), [session], [conversations], show_progress="hidden")
+    conversations.input(bind(show_conversation, qa), [conversations],
+                        [chatbot, shown_chat, history_state, cite_map_state, session, sources, page_view,
+                         section_view, page_status, answer_notice, searched, memory_used, citations])
 
 
 def answered_by(request, result: AskResult) -> str:
@@ -222,7 +235,7 @@ def ask(qa: QA, question, history, shown_before, cite_map, mqe, hyde, session, r
             f"- {chat_markdown(short(describe(m), 200))}" for m in result.memories)
     notice = result.notice.replace(EXTRACTIVE_NOTICE, "").strip()   # the line says "no language model"
     notice = " ".join(x for x in (answered_by(request, result), chat_markdown(notice)) if x)
-    yield {qa.chatbot: shown, qa.shown_chat: shown,
+    yield {qa.chatbot: shown, qa.shown_chat: shown, qa.conversations: conversation_list(qa, request, session),
            qa.sources: source_list(ctx, request, cites, related=result.refused),
            qa.citations: cites, qa.cite_map_state: cite_map, qa.history_state: new_history, qa.answer_notice: notice,
            qa.searched: t(request, "searched_for", query=chat_markdown(result.search_query))
@@ -276,6 +289,53 @@ def open_citation(qa: QA, ask_for, cite_map, request: gr.Request):
 
 
 def new_conversation(qa: QA):
+    """An empty chat in a new session (the old one stays in the list of past conversations)."""
     cleared = no_source(qa)
     return ([], [], [], {}, gr.update(choices=[], value=None), cleared[qa.page_view], "", "", "", "", [],
-            cleared[qa.section_view])
+            cleared[qa.section_view], uuid.uuid4().hex[:12], gr.update(value=None))
+
+
+def conversation_label(request, conversation: dict) -> str:
+    """"2025-03-01 14:05 — What is lift? (3 questions)"""
+    n = conversation["questions"]
+    return t(request, "conversation_label" if n != 1 else "conversation_label_one", when=when(conversation["started"]),
+             question=short(conversation["first_question"], 70), n=n)
+
+
+def conversation_list(qa: QA, request, current=None):
+    """The dropdown of this person's past conversations, `current` (a session id) selected when listed."""
+    try:
+        past = qa.ctx.assistant_for(request).conversations()
+    except Exception:  # noqa: BLE001 - the chat works without its list
+        log.warning("listing the past conversations failed", exc_info=True)
+        return gr.update()
+    choices = [(conversation_label(request, c), c["session_id"]) for c in past]
+    return gr.update(choices=choices, value=current if current in {c["session_id"] for c in past} else None)
+
+
+def list_conversations(qa: QA, session, request: gr.Request):
+    return conversation_list(qa, request, session)
+
+
+def show_conversation(qa: QA, session_id, request: gr.Request):
+    """A past conversation back in the chat (its stored answers, as text, without links) and its session
+    made this tab's: the next question continues it."""
+    if not session_id:
+        return {}
+    try:
+        turns = qa.ctx.assistant_for(request).conversation(session_id)
+    except Exception as exc:  # noqa: BLE001
+        message = failure(request, exc)
+        gr.Warning(message)
+        return {qa.answer_notice: message}
+    if not turns:
+        gr.Warning(t(request, "msg_conversation_missing"))
+        return {}
+    shown, history = [], []
+    for turn in turns:
+        shown += [{"role": "user", "content": chat_markdown(turn["question"])},
+                  {"role": "assistant", "content": chat_markdown(turn["answer"])}]
+        history += [{"role": "user", "content": turn["question"]}, {"role": "assistant", "content": turn["answer"]}]
+    return {qa.chatbot: shown, qa.shown_chat: shown, qa.history_state: history, qa.cite_map_state: {},
+            qa.session_state: session_id, qa.sources: source_list(qa.ctx, request, []), **no_source(qa),
+            qa.page_status: "", qa.answer_notice: "", qa.searched: "", qa.memory_used: "", qa.citations: []}
