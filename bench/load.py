@@ -377,8 +377,8 @@ class Session(threading.Thread):
     def report(self) -> None:
         result = self.call("refresh_report", [])
         self.ledger.check_markers(self.label, self.user, "report", json.dumps(result))
-        if not str(result[6]).startswith("Report ready"):
-            raise CallFailed(f"report said {result[6]!r}")
+        if not str(result[-1]).startswith("Report ready"):      # the status line is the last output
+            raise CallFailed(f"report said {result[-1]!r}")
 
     # -- the session ------------------------------------------------------------------------------------------
     def start_page(self) -> bool:
