@@ -17,7 +17,8 @@ from study.cloze import ClozeCandidate, key_sentence_cards, tidy
 from study.quiz import grade, make_quiz
 from study.store import get_card_store
 from study.types import (CLOZE, FROM_IMPORT, FROM_NOTE, FROM_PAGES, FROM_PERSON, FROM_SECTION, FROM_TURN, GRADES, QA,
-                         Card, MakeResult, QuizGrade, QuizQuestion, ReviewResult)
+                         SECTION_JOIN, Card, MakeResult, QuizGrade, QuizQuestion, ReviewResult)
+from study.types import normal_text as _key
 
 log = logging.getLogger(__name__)
 
@@ -25,11 +26,6 @@ MAX_CARDS_PER_RUN = 30
 LLM_PASSAGES_PER_RUN = 4        # the local model writes ~2 cards in 5-15 s a passage on 2 cores
 MAX_CARD_CHARS = 2000
 MAX_PAGES_PER_RUN = 60
-SECTION_JOIN = " › "             # a card's section is its passage's heading path, chapter first
-
-
-def _key(text: str) -> str:
-    return re.sub(r"[\W_]+", " ", text.lower()).strip()
 
 
 class StudyDesk:
@@ -177,7 +173,8 @@ class StudyDesk:
     def _keep(self, cards: list[Card], candidates: int, unsupported: int, notice: str,
               now: datetime | None) -> MakeResult:
         """Store the new cards (due now), skipping ones the person already has; at most MAX_CARDS_PER_RUN."""
-        existing = {_key(c.front) for c in self.store.list(self.user_id)}
+        deck = self.store.list(self.user_id)
+        existing = {_key(c.front) for c in deck}
         kept, duplicates = [], 0
         moment = self._now(now)
         for card in cards:
@@ -191,7 +188,7 @@ class StudyDesk:
             kept.append(card)
             if len(kept) == MAX_CARDS_PER_RUN:
                 break
-        kept, near = self._without_near_duplicates(kept)
+        kept, near = self._without_near_duplicates(kept, deck)
         duplicates += near
         if kept:
             self.store.add_many(kept)
@@ -200,14 +197,14 @@ class StudyDesk:
                       "No key sentences (definitions, named terms) were found there; try a chapter or more pages.")
         return MakeResult(kept, candidates, unsupported, duplicates, notice)
 
-    def _without_near_duplicates(self, new: list[Card]) -> tuple[list[Card], int]:
+    def _without_near_duplicates(self, new: list[Card], deck: list[Card]) -> tuple[list[Card], int]:
         """Drop a new card that asks what an earlier card (of this run, or already in the deck for the same
         document) asks, by meaning (study.quality.near_duplicates)."""
         from study.quality import near_duplicates
         if not new:
             return new, 0
         doc_ids = {c.doc_id for c in new}
-        earlier = [c for c in self.store.list(self.user_id) if c.doc_id in doc_ids]
+        earlier = [c for c in deck if c.doc_id in doc_ids]
         order = {c.card_id: i for i, c in enumerate(earlier + new)}
         drop = {max(a, b, key=lambda c: order[c.card_id]).card_id
                 for a, b in near_duplicates(earlier + new, self.rag.dense)}
@@ -346,7 +343,8 @@ class StudyDesk:
         if not cards:
             raise InvalidRequest("There are no cards to export yet.")
         folder.mkdir(parents=True, exist_ok=True)
-        name = (self.rag.get_document(doc_id).name if doc_id and self.rag.get_document(doc_id) else "all cards")
+        record = self.rag.get_document(doc_id) if doc_id else None
+        name = record.name if record else "all cards"
         stem = re.sub(r"[^\w\-]+", "_", f"cards_{name}")[:80]
         if fmt == "apkg":
             return exchange.write_apkg(cards, folder / f"{stem}.apkg", f"PDF learning assistant::{name}")

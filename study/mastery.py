@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from study import schedule
-from study.types import Card
+from study.types import SECTION_JOIN, Card
 
 STRONG, WEAK = 0.8, 0.6
 
@@ -48,7 +48,7 @@ class ChapterCoverage:
 
 
 def concept_of(card: Card) -> str:
-    return card.concept or (card.section.split(" › ")[-1] if card.section else "") or card.doc_name or "—"
+    return card.concept or (card.section.split(SECTION_JOIN)[-1] if card.section else "") or card.doc_name or "—"
 
 
 def mastery(cards: list[Card], quiz_answers: list[tuple[str, bool, float]], now: datetime | None = None) -> list[ConceptMastery]:

@@ -11,7 +11,6 @@ import argparse
 import json
 import logging
 import os
-import re
 import sys
 import tempfile
 import time
@@ -22,7 +21,7 @@ import numpy as np
 
 from rag.evidence import SUPPORTED, embedder_for, sentence_support, terms_of
 from study.cloze import tidy
-from study.types import BLANK, CLOZE, Card
+from study.types import BLANK, CLOZE, Card, normal_text
 
 FRONT_SCALE = 1.5      # fronts this close (1.0 = a typical close paraphrase) ask the same thing
 
@@ -77,7 +76,7 @@ def near_duplicates(cards: list[Card], embedders) -> list[tuple[Card, Card]]:
             backs = scale(_cosines(embedder, [c.back for c in group]))
         for i in range(len(group)):
             for j in range(i + 1, len(group)):
-                same_answer = _normal(group[i].back) == _normal(group[j].back)
+                same_answer = normal_text(group[i].back) == normal_text(group[j].back)
                 if same_answer or (fronts is not None and fronts[i, j] >= FRONT_SCALE and backs[i, j] >= 1.0):
                     pairs.append((group[i], group[j]))
     return pairs
@@ -86,10 +85,6 @@ def near_duplicates(cards: list[Card], embedders) -> list[tuple[Card, Card]]:
 def _cosines(embedder, texts: list[str]) -> np.ndarray:
     vectors = embedder.embed(texts, kind="document")
     return vectors @ vectors.T
-
-
-def _normal(text: str) -> str:
-    return re.sub(r"[\W_]+", " ", text.lower()).strip()
 
 
 def measure(desk, cards: list[Card]) -> dict:

@@ -3,14 +3,13 @@ answer (graded against the reference by words and meaning)."""
 from __future__ import annotations
 
 import random
-import re
-import unicodedata
 
 import numpy as np
 
 from core.text import detect_language
 from rag.evidence import embedder_for, terms_of
 from study.types import Card, QuizGrade, QuizQuestion
+from study.types import normal_text as _normal
 
 CHOICES = 4
 # a short answer counts when most of the reference's words are in it, or it means the same
@@ -46,11 +45,6 @@ def _distractors(card: Card, cards: list[Card], rng: random.Random) -> list[str]
             and _normal(c.back) != own and own not in _normal(c.back) and _normal(c.back) not in own}
     ranked = sorted(pool, key=lambda b: (abs(len(b) - len(card.back)), rng.random()))
     return ranked[:CHOICES - 1]
-
-
-def _normal(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).lower()
-    return re.sub(r"[\s\W_]+", " ", text).strip()
 
 
 def grade(question: QuizQuestion, given: str, embedders=None) -> QuizGrade:

@@ -25,7 +25,7 @@ def review(card: Card, grade: str, now: datetime | None = None) -> tuple[float |
     counters. Returns (retrievability before the review, or None for a new card; interval in days)."""
     rating = Rating(GRADES[grade])
     now = now or datetime.now(timezone.utc)
-    state = FsrsCard.from_json(card.state) if card.state and card.state != "{}" else FsrsCard(due=now)
+    state = _fsrs_state(card) or FsrsCard(due=now)
     before = SCHEDULER.get_card_retrievability(state, now) if state.last_review else None
     state, _log = SCHEDULER.review_card(state, rating, now)
     card.state, card.due, card.updated = state.to_json(), state.due, now
@@ -37,9 +37,12 @@ def review(card: Card, grade: str, now: datetime | None = None) -> tuple[float |
 
 def retrievability(card: Card, now: datetime | None = None) -> float | None:
     """The chance the person recalls the card now (FSRS's forgetting curve); None before any review."""
-    if not card.state or card.state == "{}":
-        return None
-    state = FsrsCard.from_json(card.state)
-    if not state.last_review:
+    state = _fsrs_state(card)
+    if state is None or not state.last_review:
         return None
     return SCHEDULER.get_card_retrievability(state, now or datetime.now(timezone.utc))
+
+
+def _fsrs_state(card: Card) -> FsrsCard | None:
+    """The card's stored FSRS state; None for a card stored without one (an empty "{}")."""
+    return FsrsCard.from_json(card.state) if card.state and card.state != "{}" else None

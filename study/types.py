@@ -1,6 +1,8 @@
 """Typed models of the study features."""
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
@@ -17,6 +19,12 @@ FROM_IMPORT = "import"
 FROM_PERSON = "person"
 
 GRADES = {"again": 1, "hard": 2, "good": 3, "easy": 4}   # FSRS ratings
+SECTION_JOIN = " › "    # a card's section is its passage's heading path, chapter first
+
+
+def normal_text(text: str) -> str:
+    """A card side as compared for sameness: width-folded, lower-case, punctuation and spacing ignored."""
+    return re.sub(r"[\W_]+", " ", unicodedata.normalize("NFKC", text).lower()).strip()
 
 
 @dataclass
