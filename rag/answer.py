@@ -208,6 +208,15 @@ def _near_duplicate(a: str, b: str) -> bool:
     return len(ta & tb) / min(len(ta), len(tb)) >= 0.8
 
 
+def _already_said(unit: str, said: str) -> bool:
+    """Most of the unit's terms are in what the answer says. Not the other way round: a short answer
+    ("2007年赛季") whose few terms all come from the unit has not said the rest of it (the match it names)."""
+    tu, ts = set(terms_of(unit)), set(terms_of(said))
+    if not tu:
+        return unit.strip() in said
+    return len(tu & ts) / len(tu) >= 0.8
+
+
 def _completes(longer: str, shorter: str) -> bool:
     """`longer` is `shorter` with its cut-off beginning (or end) restored."""
     return len(longer) > len(shorter) and " ".join(shorter.split()) in " ".join(longer.split())
@@ -233,10 +242,8 @@ def _with_example(ev: Evidence, limit: int = MAX_SHORT_ANSWER_CHARS) -> str:
     return shown
 
 
-def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: int = 3,
-                      min_relative: float = 0.6) -> Answer:
-    """The best unit as the short answer, then up to `max_quotes` supporting units nearly as good,
-    none repeating another, each cited in order of appearance."""
+def answering_units(evidence: list[Evidence], *, max_quotes: int = 3, min_relative: float = 0.6) -> list[Evidence]:
+    """The units that answer: the best, then up to `max_quotes` nearly as good, none repeating another."""
     chosen: list[Evidence] = []
     for ev in evidence:
         if chosen and (len(chosen) > max_quotes or ev.score < min_relative * chosen[0].score):
@@ -247,7 +254,14 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
         elif _completes(ev.unit.text, chosen[twin].unit.text):
             # the same sentence whole: an overlapping chunk starts mid-sentence ("族的教宗…")
             chosen[twin] = dataclasses.replace(ev, score=max(ev.score, chosen[twin].score))
-    chosen = _within_budget(chosen)
+    return chosen
+
+
+def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: int = 3,
+                      min_relative: float = 0.6) -> Answer:
+    """The best unit as the short answer, then up to `max_quotes` supporting units nearly as good,
+    none repeating another, each cited in order of appearance."""
+    chosen = _within_budget(answering_units(evidence, max_quotes=max_quotes, min_relative=min_relative))
     numbers: dict[str, int] = {}
     citations: list[Citation] = []
     lines: list[str] = []
@@ -294,21 +308,23 @@ def _quote(ev: Evidence, mark: str) -> str:
     return f"> {shown} {mark}"
 
 
-def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, max_quotes: int = 2,
-                         min_relative: float = FOCUSED_MIN_RELATIVE) -> str:
-    """Under a composed answer, the document's own words that answer best (up to `max_quotes` units
-    nearly as good as the best), leaving out what the answer already says: the learner reads the source,
-    not only a small model's paraphrase of it, which may drop or swap a word. Returns the added text."""
+def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, budget: int = EXTRACTIVE_BUDGET_CHARS) -> str:
+    """Under a composed answer, the document's own words that answer best — the units the extractive
+    answer would show, within the same length budget — leaving out what the answer already says: the
+    learner reads the source, not only a small model's paraphrase of it, which may drop or swap a word
+    (a 0.5B model writes "毕业于上海交通大学" over a passage that says 香港中文大学). Returns the added text."""
     said = re.sub(r"\[\d{1,3}\]|⚠", "", answer.text)
     if not evidence or not said.strip():
         return ""
     quotes: list[Evidence] = []
-    for ev in evidence:
-        if len(quotes) >= max_quotes or ev.score < min_relative * evidence[0].score:
+    used = len(said)
+    for ev in answering_units(evidence):
+        if _already_said(ev.unit.text, said):
+            continue
+        used += len(_shown(ev.unit, QUOTE_MAX_CHARS))
+        if used > budget:
             break
-        if not _near_duplicate(ev.unit.text, said) and not any(_near_duplicate(ev.unit.text, q.unit.text)
-                                                               for q in quotes):
-            quotes.append(ev)
+        quotes.append(ev)
     added = ""
     for ev in quotes:
         cited = next((c for c in answer.citations if c.chunk_id == ev.hit.chunk.chunk_id), None)

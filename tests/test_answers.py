@@ -215,6 +215,28 @@ def test_long_sentences_are_quoted_within_a_budget_the_answer_first(settings):
     assert " …" in answer.text
 
 
+def test_a_short_composed_answer_still_gets_the_sentence_it_came_from():
+    """A local model's answer that names only part of the fact ("2007年赛季") is followed by the document's
+    sentence that holds the rest; a sentence the answer already says is not repeated under it."""
+    from rag.answer import add_supporting_quote, citation_for
+    from rag.evidence import Evidence, Unit
+    from rag.types import Chunk, SearchHit
+    sentence = "于乐在2007年赛季河南建业对阵大连实德的比赛中一战成名，攻入制胜球。"
+    chunk = Chunk(doc_id="d", chunk_id="c1", ordinal=1, text=sentence, heading_path=[], page_start=3,
+                  page_end=3, char_start=0, char_end=len(sentence), token_count=40)
+    hit = SearchHit(chunk=chunk, doc_name="d.pdf", doc_title="d", score=1.0, rank=1)
+    evidence = [Evidence(1, hit, Unit(0, len(sentence), "sentence", sentence), 1.0, 1.0, None)]
+
+    short = Answer(question="于乐在哪一场比赛中一战成名？", text="2007年赛季 [1]", citations=[citation_for(1, hit)],
+                   mode="llm")
+    added = add_supporting_quote(short, evidence)
+    assert "河南建业对阵大连实德" in added and added.strip().startswith(">") and len(short.citations) == 1
+
+    whole = Answer(question="于乐在哪一场比赛中一战成名？", text=f"{sentence} [1]", citations=[citation_for(1, hit)],
+                   mode="llm")
+    assert add_supporting_quote(whole, evidence) == "" and whole.text.count("大连实德") == 1
+
+
 # -- citations and checks -------------------------------------------------------------------------------------
 
 def test_citation_numbers_follow_first_use_even_when_a_number_is_split_across_pieces():
