@@ -89,6 +89,7 @@ def test_normalise_key_folds_plurals_without_breaking_singular_words():
     assert normalise_key("Tuples") == normalise_key("tuple") == normalise_key("TUPLE") == "tuple"
     assert normalise_key("classes") == "class" and normalise_key("Neural  Networks") == "neural network"
     assert normalise_key("policies") == "policy" and normalise_key("LLMs") == "llm"
+    assert normalise_key("training data") == "training data" and normalise_key("number multiplies") == "number multiplies"
     for word in ("analysis", "bus", "process", "series", "news", "paris", "mcas", "支持向量机"):
         assert normalise_key(word) == word
     for word in ("Tuples", "classes", "buses", "processes", "analyses", "matrices", "GPUs"):

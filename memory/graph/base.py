@@ -65,24 +65,29 @@ def singular(word: str) -> str:
     irregular plural maps to its lemma ("analyses" -> "analysis"); a suffix rule applies only when
     it yields a known noun ("classes" -> "class", "policies" -> "policy"). An unknown word loses a
     final "s" only after a consonant or "e" ("tuples" -> "tuple", "llms" -> "llm"), never after
-    a, i, o, u, s ("mcas", "gpus", "redis", "kudos", "boss"), and never when it is 3 letters or less."""
+    a, i, o, u, s ("mcas", "gpus", "redis", "kudos", "boss"), never from "-ies" ("multiplies"), and never
+    when it is 3 letters or less. "data" and "media" stay: we read them as mass nouns."""
     if not _ASCII_WORD.fullmatch(word):
         return word
     folded = _singular_once(word)
     return folded if _singular_once(folded) == folded else word   # keys must normalise to themselves
 
 
+# Plurals used as singular mass nouns in the texts we read: "training data" is not "training datum".
+_KEPT_PLURALS = frozenset({"data", "media", "metadata"})
+
+
 def _singular_once(word: str) -> str:
     nouns, irregular, rules = _noun_tables()
-    if word in nouns:
+    if word in nouns or word in _KEPT_PLURALS:
         return word
     if word in irregular and irregular[word]:
         return irregular[word][0]
     for old, new in rules:
         if word.endswith(old) and (word[: len(word) - len(old)] + new) in nouns:
             return word[: len(word) - len(old)] + new
-    if len(word) > 3 and word.endswith("s") and word[-2] not in "aiosu":
-        return word[:-1]
+    if len(word) > 3 and word.endswith("s") and word[-2] not in "aiosu" and not word.endswith("ies"):
+        return word[:-1]    # an unknown "-ies" word is a verb ("multiplies"), not a plural to cut to "-ie"
     return word
 
 
