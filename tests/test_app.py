@@ -112,7 +112,7 @@ def test_the_page_caption_names_the_outlined_figures_in_the_readers_language():
     assert app.page_caption(_Request(), _citation(1), page) == \
         "[1] notes.pdf · p. 3 — page 3 of 12 · figures outlined: Figure 1.1 (Ice flow at the front.); Figure 2"
     zh = app.page_caption(_Request("zh-CN,zh;q=0.9"), _citation(1), RenderedPage(None, 3, 12))
-    assert zh == "[1] notes.pdf · p. 3 — 第 3 页，共 12 页"
+    assert zh == "[1] notes.pdf · 第 3 页 — 第 3 页，共 12 页"
 
 
 def test_each_answer_says_who_wrote_it():

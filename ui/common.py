@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import types
 from dataclasses import dataclass
 from datetime import datetime
@@ -11,7 +12,7 @@ from typing import Any, Callable
 
 import gradio as gr
 
-from assistant.pages import figure_label
+from assistant import files as served
 from core.errors import AssistantError
 from core.settings import Settings
 from rag.types import Citation
@@ -64,6 +65,59 @@ def t(request: gr.Request | None, key: str, **values) -> str:
     return template.format(**values) if values else template
 
 
+def stored(request, group: str, value: str) -> str:
+    """A value the data keeps in English (a memory type, a forget rule, a memory kind, a mastery level), in
+    the person's language: the text of key `{group}_{value}`, or the value itself when it has none."""
+    key = f"{group}_{value}"
+    return t(request, key) if key in TEXT["en"] else str(value)
+
+
+def pages_ref(request, first, last=None) -> str:
+    """'p. 3' / 'pp. 3-4' in English, '第 3 页' / '第 3–4 页' in Chinese; '' without a page."""
+    if first is None:
+        return ""
+    if last is None or last == first:
+        return t(request, "page_ref", page=first)
+    return t(request, "pages_ref", first=first, last=last)
+
+
+def citation_label(request, citation: Citation) -> str:
+    """'[1] book.pdf · p. 3' (Citation.label) in the person's language: '[1] book.pdf · 第 3 页'."""
+    pages = pages_ref(request, citation.page_start, citation.page_end)
+    return f"[{citation.n}] {citation.doc_name}" + (f" · {pages}" if pages else "")
+
+
+# Memory contents the assistant writes in English (assistant/ask.py, assistant/facade.py), shown in the
+# person's language: (pattern, key) — the pattern's named groups fill the key's placeholders.
+STORED_SENTENCES = [
+    (re.compile(r"^Asked: (?P<question>.*)$"), "mem_text_asked"),
+    (re.compile(r"^Answer: (?P<answer>.*)$", re.S), "mem_text_answer"),
+    (re.compile(r"^Not found in the documents\.$"), "mem_text_not_found"),
+    (re.compile(r"^Loaded the document '(?P<name>.*)' \((?P<details>.*)\)\.$"), "mem_text_loaded"),
+    (re.compile(r"^Removed the document '(?P<name>.*)'\.$"), "mem_text_removed"),
+    (re.compile(r"^The answer quoted '(?P<name>.*)', which has since been removed\.$"), "mem_text_cited_removed"),
+]
+
+
+def stored_text(request, content: str) -> str:
+    """A memory's content as shown: the assistant's own English sentences in it (one a line) in the
+    person's language; what the person or the document wrote stays as it is."""
+    if lang_of(request) == "en":
+        return content
+    lines = content.split("\n")
+    for i, line in enumerate(lines):
+        for pattern, key in STORED_SENTENCES:
+            found = pattern.match(line)
+            if found:
+                values = found.groupdict()
+                if "details" in values:      # "Title; 12 pages" → "Title; 12 页"
+                    values["details"] = re.sub(r"\b(\d+) (pages?|sections?)\b", lambda m: t(
+                        request, f"n_{m.group(2)}", n=int(m.group(1))), values["details"])
+                lines[i] = t(request, key, **values)
+                break
+    return "\n".join(lines)
+
+
 def cols(request, *keys: str) -> list[str]:
     return [t(request, f"col_{k}") for k in keys]
 
@@ -90,18 +144,19 @@ def failure(request, exc: Exception) -> str:
 def source_choice(request, citation: Citation, heading: str = "") -> str:
     """'[1] file.pdf · p. 3 — strong match': how well the passage matches, as a word, never a raw score.
     A source without pages names its section instead: '[2] notes.md · § Attention — partial match'."""
-    label = f"{citation.label} · § {heading}" if heading else citation.label
+    label = citation_label(request, citation)
+    label = f"{label} · § {heading}" if heading else label
     strength = getattr(citation, "strength", "")
     return f"{label} — {t(request, 'strength_' + strength)}" if strength else label
 
 
 def page_caption(request, citation: Citation, page) -> str:
     """'[1] book.pdf · p. 12 — page 12 of 264 · figures outlined: Figure 3.1 (Stack diagram)'."""
-    text = t(request, "page_caption", label=citation.label, page=page.page, count=page.page_count)
+    text = t(request, "page_caption", label=citation_label(request, citation), page=page.page, count=page.page_count)
     if page.figures:
         named = []
         for i, figure in enumerate(page.figures, start=1):
-            label = figure_label(figure, i)
+            label = (figure.get("label") or "").strip() or t(request, "figure_n", n=i)   # as figure_label, translated
             caption = figure.get("caption") or ""
             if caption.lower().startswith(label.lower()):        # "Figure 3.1: Stack diagram"
                 caption = caption[len(label):].lstrip(" .:：-—")
@@ -110,9 +165,18 @@ def page_caption(request, citation: Citation, page) -> str:
     return text
 
 
+def saved_page(ctx: Context, request, citation: Citation, shown) -> tuple[str, str]:
+    """A rendered page (assistant.pages.RenderedPage, passage highlighted) saved where only this browser
+    session may fetch it, and its caption: what every page viewer (answer sources, cards, notes) shows."""
+    user = ctx.assistant_for(request).user_id
+    path = served.save_page_image(ctx.settings, user, request.session_hash, citation.doc_id, shown.page, shown.image)
+    return path, page_caption(request, citation, shown)
+
+
 def section_caption(request, citation: Citation, section) -> str:
     """'[1] notes.md — § 2 Models › 2.3 Attention — section 4 of 9' (assistant.sections.CitedSection)."""
     if section.heading:
-        return t(request, "section_caption", label=citation.label, heading=section.heading,
+        return t(request, "section_caption", label=citation_label(request, citation), heading=section.heading,
                  n=section.number, count=section.count)
-    return t(request, "section_caption_top", label=citation.label, n=section.number, count=section.count)
+    return t(request, "section_caption_top", label=citation_label(request, citation), n=section.number,
+             count=section.count)

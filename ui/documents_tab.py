@@ -57,8 +57,7 @@ def documents_view(ctx: Context, request):
     table = pd.DataFrame([[d.name, d.title, extent(request, d.pages, sections.get(d.doc_id)), d.chunks,
                            when(d.added_at)] for d in docs],
                          columns=cols(request, "name", "title", "length", "chunks", "added"))
-    choices = [(f"{d.name} ({sections[d.doc_id]} §)" if d.doc_id in sections else f"{d.name} ({d.pages} p.)",
-                d.doc_id) for d in docs]
+    choices = [(f"{d.name} ({extent(request, d.pages, sections.get(d.doc_id))})", d.doc_id) for d in docs]
     return table, gr.update(choices=choices, value=None)
 
 

@@ -7,10 +7,13 @@ from datetime import datetime, time as dtime, timedelta
 import gradio as gr
 
 from assistant.types import RecallFilters
-from ui.common import Context, _, bind, cols, failure, short, t, when
+from ui.common import Context, _, bind, cols, failure, short, stored, stored_text, t, when
 
 MEMORY_TYPES = ["working", "episodic", "semantic", "perceptual"]
 FORGET_STRATEGIES = ["importance_based", "time_based", "capacity_based"]
+# Shown in the person's language, passed on as the stored English value.
+TYPE_CHOICES = [(_(f"mem_type_{name}"), name) for name in MEMORY_TYPES]
+STRATEGY_CHOICES = [(_(f"forget_rule_{name}"), name) for name in FORGET_STRATEGIES]
 
 
 def build(ctx: Context, tab: gr.Tab) -> None:
@@ -19,7 +22,7 @@ def build(ctx: Context, tab: gr.Tab) -> None:
                                   elem_id="recall-query")
         recall_btn = gr.Button(_("recall_search"), variant="primary", scale=1, elem_id="recall-search")
     with gr.Row():
-        recall_types = gr.CheckboxGroup(MEMORY_TYPES, value=MEMORY_TYPES, label=_("recall_types"),
+        recall_types = gr.CheckboxGroup(TYPE_CHOICES, value=MEMORY_TYPES, label=_("recall_types"),
                                         elem_id="recall-types", scale=3)
         recall_from = gr.DateTime(label=_("recall_from"), include_time=False, type="string",
                                   elem_id="recall-from", scale=1)
@@ -35,7 +38,7 @@ def build(ctx: Context, tab: gr.Tab) -> None:
             consolidate_btn = gr.Button(_("consolidate_run"), elem_id="consolidate-run")
         gr.Markdown(_("forget_info"))
         with gr.Row():
-            forget_strategy = gr.Dropdown(FORGET_STRATEGIES, value="importance_based",
+            forget_strategy = gr.Dropdown(STRATEGY_CHOICES, value="importance_based",
                                           label=_("forget_strategy"), elem_id="forget-strategy")
             forget_threshold = gr.Slider(0, 1, value=0.3, step=0.05, label=_("forget_threshold"),
                                          elem_id="forget-threshold")
@@ -66,10 +69,11 @@ def memories_frame(request, refs, extra=None):
     import pandas as pd
     rows = []
     for i, r in enumerate(refs):
-        row = [r.memory_type, r.kind, when(r.timestamp), f"{r.importance:.2f}",
-               "" if r.score is None else f"{r.score:.3f}", short(r.content, 220)]
+        row = [stored(request, "mem_type", r.memory_type), stored(request, "mem_kind", r.kind), when(r.timestamp),
+               f"{r.importance:.2f}", "" if r.score is None else f"{r.score:.3f}",
+               short(stored_text(request, r.content), 220)]
         if extra is not None:
-            row.append(extra[i])
+            row.append(stored(request, "mem_type", extra[i]))
         rows.append(row)
     names = cols(request, "type", "kind", "when", "importance", "score", "content")
     if extra is not None:

@@ -10,7 +10,7 @@ import gradio as gr
 from assistant import files as served
 from rag.types import Citation
 from study.types import QuizQuestion
-from ui.common import Context, _, bind, cols, failure, page_caption, short, t, when
+from ui.common import Context, _, bind, cols, failure, pages_ref, saved_page, short, t, when
 
 GRADE_BUTTONS = ("again", "hard", "good", "easy")
 
@@ -142,7 +142,7 @@ def next_card(ui: ReviewTab, request) -> list:
         return [None, line, "", gr.update(value="", visible=False), gr.update(visible=False),
                 gr.update(interactive=False), gr.update(value=None), "", gr.update(label=label)]
     card = due[0]
-    source = f"{card.doc_name}, p. {card.page}" if card.page else card.doc_name
+    source = f"{card.doc_name}, {pages_ref(request, card.page)}" if card.page else card.doc_name
     line = t(request, "msg_review_due", n=count)
     image, caption = _page_image(ui, request, card)
     return [card.card_id, line, f"### {card.front}\n\n<small>{source}</small>" if source else f"### {card.front}",
@@ -165,14 +165,14 @@ def _page_image(ui: ReviewTab, request, card):
         return None, t(request, "review_source")
     if not hasattr(shown, "image"):
         return None, t(request, "review_source")
-    path = served.save_page_image(ui.ctx.settings, a.user_id, request.session_hash, card.doc_id, shown.page, shown.image)
-    return path, page_caption(request, citation, shown)
+    return saved_page(ui.ctx, request, citation, shown)
 
 
 def deck_view(ui: ReviewTab, request) -> list:
     import pandas as pd
     cards = ui.ctx.assistant_for(request).study.cards()
-    rows = [[short(c.front, 120), short(c.back, 80), f"{c.doc_name} p. {c.page}" if c.page else c.doc_name,
+    rows = [[short(c.front, 120), short(c.back, 80),
+             f"{c.doc_name}, {pages_ref(request, c.page)}" if c.page else c.doc_name,
              when(c.due) if c.due else "", c.reviews] for c in cards]
     table = pd.DataFrame(rows, columns=cols(request, "card_front", "card_back", "source", "due", "reviews"))
     choices = [(short(f"{c.front} → {c.back}", 90), c.card_id) for c in cards]
