@@ -152,7 +152,8 @@ def launch_options(settings: Settings) -> dict:
                               f"After {LOGIN_FAILURES} wrong passwords, logging in pauses for {LOCKOUT_S} seconds.")
                 if users else None,
                 i18n=I18N, css_paths=[str(HERE / "static" / "app.css")], footer_links=[],
-                js=(HERE / "static" / "citations.js").read_text(encoding="utf-8"),
+                js="() => {" + "".join(f"({(HERE / 'static' / name).read_text(encoding='utf-8').strip()})();"
+                                       for name in ("citations.js", "concepts.js")) + "}",
                 blocked_paths=served.private_paths(settings), show_error=False,
                 app_kwargs={"middleware": [guard_middleware(settings, auth_enabled=bool(users))]})
 

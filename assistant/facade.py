@@ -15,11 +15,11 @@ import dataclasses
 import logging
 import threading
 import uuid
-from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
+from assistant import concepts
 from assistant import history as H
 from assistant.intent import IntentRouter
 from assistant.pages import RenderedPage, best_page, render_page
@@ -28,7 +28,6 @@ from assistant.types import (AskResult, ConsolidatePreview, DocumentInfo, Forget
                              NoteResult, RecallFilters)
 from core.errors import AssistantError, DocumentError, InvalidRequest
 from core.settings import Settings, get_settings
-from memory.rollup import ROLLUP_KIND
 from rag.figures import memory_records
 from rag.types import Citation, SourcesEvent
 
@@ -37,11 +36,6 @@ log = logging.getLogger(__name__)
 MAX_NOTE_CHARS = 5000
 GRAPH_AWAY_NOTICE = ("The note is saved and recall finds it, but the graph server is away, so its concepts "
                      "join the concept view when the server is back.")
-
-
-def rolled_up_questions(ref: MemoryRef) -> int:
-    """Questions a day's summary of old episodes replaced (memory.rollup keeps their count); 0 for others."""
-    return int(ref.metadata.get("questions", 0) or 0) if ref.kind == ROLLUP_KIND else 0
 
 
 _routers: dict[str, IntentRouter] = {}
@@ -227,8 +221,6 @@ class PDFLearningAssistant:
         """Save a note in semantic memory; its concept becomes a graph node linked to the note's entities.
         A note made from a passage keeps its document, page and the quoted passage (it opens there later).
         The same note twice is refused, saying when the first was saved."""
-        from memory.extract import extract
-        from memory.graph.base import Entity, Relation, normalise_key
         content = (content or "").strip()
         concept = (concept or "").strip()
         if not content:
@@ -249,22 +241,11 @@ class PDFLearningAssistant:
             same = self._same_note(content)
             if same is not None:
                 raise InvalidRequest(f"You already have this note (saved {same.timestamp.astimezone():%Y-%m-%d %H:%M}).")
+            key, aliases = concepts.note_concept_key(self, concept) if concept else ("", [])
+            if key:
+                meta["concept_key"] = key   # "SVM" and "支持向量机 (SVM)" name one node: which one is kept
             item = self._remember(content, "semantic", kind, session_id, **meta)
-            entities = extract(content).entities
-            linked = [e.name for e in entities]
-            if concept:
-                key = normalise_key(concept)
-                others = list(dict.fromkeys(e.key for e in entities if e.key != key))
-                try:
-                    self.memory.semantic.graph.add_memory(
-                        self.user_id, item.id, [Entity(key=key, name=concept, label="CONCEPT")],
-                        [Relation(key, other, "ABOUT") for other in others])
-                except Exception as exc:
-                    self.memory.remove(item.id)  # a note without its concept would be a silent half-success
-                    if isinstance(exc, AssistantError):
-                        raise
-                    raise InvalidRequest("The note's concept could not be saved in the concept graph; "
-                                         "try again.") from exc
+            linked = concepts.link_note(self, item.id, content, concept, key, aliases)
             return NoteResult(item.id, content, concept, linked, item.timestamp, notice=self._graph_notice())
 
     def _same_note(self, content: str) -> MemoryRef | None:
@@ -307,52 +288,19 @@ class PDFLearningAssistant:
         return [r for r in self._stored(["semantic"]) if r.kind in (H.KIND_NOTE, H.KIND_PREFERENCE)]
 
     def suggest_concepts(self, doc_id: str | None = None, limit: int = 15) -> list[str]:
-        """Concept names to file a note under: the person's own concepts, then the document's (or every
-        document's) headings and most frequent entities."""
-        out: list[str] = []
-        out += [n["name"] for n in self.concept_graph(limit=30).nodes if n.get("label") == "CONCEPT"][:5]
-        doc_ids = [doc_id] if doc_id else [d.doc_id for d in self.rag.list_documents()][-3:]
-        for d in doc_ids:
-            out += self._document_concepts(d)
-        seen, unique = set(), []
-        for name in out:
-            key = name.strip().lower()
-            if key and key not in seen:
-                seen.add(key)
-                unique.append(name.strip())
-        return unique[:limit]
+        """Concept names to file a note under (assistant.concepts.suggest_concepts)."""
+        return concepts.suggest_concepts(self, doc_id, limit)
 
     def _document_concepts(self, doc_id: str) -> list[str]:
-        if doc_id in self._concepts:
-            return self._concepts[doc_id]
-        from memory.extract import extract
-        chunks = self.rag.store.chunks_of(self.user_id, doc_id)
-        headings = Counter()
-        for c in chunks:
-            for h in c.heading_path:
-                if 2 < len(h) <= 60:
-                    headings[h] += 1
-        entities: Counter = Counter()
-        names: dict[str, str] = {}
-        for c in chunks[:25]:  # the opening of a document names its subject; this keeps spaCy to ~2 s
-            for e in extract(c.text).entities:
-                if e.label in ("CARDINAL", "DATE") or len(e.key) < 3 or e.key.isdigit():
-                    continue
-                entities[e.key] += 1
-                names.setdefault(e.key, e.name)
-        ranked = [h for h, _ in headings.most_common(8)]
-        ranked += [names[k] for k, n in entities.most_common(20) if n >= 2][:10]
-        self._concepts[doc_id] = ranked
-        return ranked
+        return concepts.document_concepts(self.rag, self.user_id, doc_id, self._concepts)
+
+    def concept_details(self, key_or_name: str) -> concepts.ConceptDetails:
+        """One concept's notes, study cards and the pages that mention it (assistant.concepts)."""
+        return concepts.concept_details(self, key_or_name)
 
     def concept_graph(self, limit: int = 60):
-        """The person's concepts and how they connect (memory.graph.GraphView)."""
-        from memory.graph.base import GraphView
-        try:
-            return self.memory.semantic.graph.view(self.user_id, limit=limit)
-        except AssistantError:
-            log.warning("graph view unavailable", exc_info=True)
-            return GraphView(nodes=[], edges=[])
+        """The person's concepts and how they connect (memory.graph.GraphView; assistant.concepts)."""
+        return concepts.concept_graph(self, limit)
 
     # == recall / maintenance =====================================================================
     def recall(self, query: str = "", filters: RecallFilters | None = None) -> list[MemoryRef]:
@@ -413,31 +361,8 @@ class PDFLearningAssistant:
 
     # == overview =================================================================================
     def get_stats(self) -> dict:
-        docs = self.list_documents()
-        episodes = self._stored(["episodic"])
-        qa = [r for r in episodes if r.kind == H.KIND_QA]
-        notes = self.list_notes()
-        graph = self.concept_graph(limit=500)
-        counts = self.memory.counts()
-        activity = self._activity()
-        return {
-            "user_id": self.user_id,
-            "documents": len(docs),
-            "pages": sum(d.pages for d in docs),
-            "chunks": sum(d.chunks for d in docs),
-            "questions": len(qa) + sum(rolled_up_questions(r) for r in episodes),
-            "questions_from_memory": sum(1 for r in qa if r.metadata.get("route") == "memory"),
-            "notes": len(notes),
-            "concepts": len(graph.nodes),
-            "concept_links": len(graph.edges),
-            "memories": counts,
-            "memories_total": sum(counts.values()),
-            "sessions": len(self.memory.sessions()),
-            "active_days": len(activity),
-            "first_activity": min((a["date"] for a in activity), default=None),
-            "last_activity": max((a["date"] for a in activity), default=None),
-            "llm_configured": self.settings.llm_configured,
-        }
+        from assistant.report import overview
+        return overview(self)
 
     def generate_report(self) -> dict:
         from assistant.report import build_report
@@ -459,17 +384,5 @@ class PDFLearningAssistant:
         return [r for r in refs if r.kind == kind] if kind else refs
 
     def _activity(self) -> list[dict]:
-        """Per local day: documents loaded, questions asked, notes written."""
-        days: dict[str, Counter] = {}
-        for ref in self._stored(["episodic", "semantic"]):
-            if ref.kind == ROLLUP_KIND:     # a rolled-up day: its questions are a count in its summary
-                day = ref.metadata.get("day") or ref.timestamp.astimezone().date().isoformat()
-                days.setdefault(day, Counter())["questions"] += rolled_up_questions(ref)
-                continue
-            key = {H.KIND_LOADED: "documents", H.KIND_QA: "questions", H.KIND_NOTE: "notes",
-                   H.KIND_PREFERENCE: "notes"}.get(ref.kind)
-            if key:
-                days.setdefault(ref.timestamp.astimezone().date().isoformat(), Counter())[key] += 1
-        return [{"date": d, "documents": c["documents"], "questions": c["questions"], "notes": c["notes"]}
-                for d, c in sorted(days.items())]
-
+        from assistant.report import activity
+        return activity(self)

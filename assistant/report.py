@@ -1,11 +1,14 @@
-"""The learning report: structured data (never pre-rendered text), valid against docs/report.schema.json."""
+"""The learning report: structured data (never pre-rendered text), valid against docs/report.schema.json;
+and the overview figures it starts with (also the Reports tab's metrics line)."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
 from assistant import history as H
+from memory.rollup import ROLLUP_KIND
 
 SCHEMA_VERSION = "1.1"   # 1.1: "study" (cards, mastery, coverage, what to review next)
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "docs" / "report.schema.json"
@@ -13,6 +16,55 @@ SCHEMA_PATH = Path(__file__).resolve().parents[1] / "docs" / "report.schema.json
 
 def _iso(moment: datetime | None) -> str | None:
     return moment.astimezone(timezone.utc).isoformat() if moment else None
+
+
+def rolled_up_questions(ref) -> int:
+    """Questions a day's summary of old episodes replaced (memory.rollup keeps their count); 0 for others."""
+    return int(ref.metadata.get("questions", 0) or 0) if ref.kind == ROLLUP_KIND else 0
+
+
+def activity(assistant) -> list[dict]:
+    """Per local day: documents loaded, questions asked, notes written."""
+    days: dict[str, Counter] = {}
+    for ref in assistant._stored(["episodic", "semantic"]):
+        if ref.kind == ROLLUP_KIND:     # a rolled-up day: its questions are a count in its summary
+            day = ref.metadata.get("day") or ref.timestamp.astimezone().date().isoformat()
+            days.setdefault(day, Counter())["questions"] += rolled_up_questions(ref)
+            continue
+        key = {H.KIND_LOADED: "documents", H.KIND_QA: "questions", H.KIND_NOTE: "notes",
+               H.KIND_PREFERENCE: "notes"}.get(ref.kind)
+        if key:
+            days.setdefault(ref.timestamp.astimezone().date().isoformat(), Counter())[key] += 1
+    return [{"date": d, "documents": c["documents"], "questions": c["questions"], "notes": c["notes"]}
+            for d, c in sorted(days.items())]
+
+
+def overview(assistant) -> dict:
+    """The person's totals: documents, questions, notes, concepts, memories, active days."""
+    docs = assistant.list_documents()
+    episodes = assistant._stored(["episodic"])
+    qa = [r for r in episodes if r.kind == H.KIND_QA]
+    graph = assistant.concept_graph(limit=500)
+    counts = assistant.memory.counts()
+    days = activity(assistant)
+    return {
+        "user_id": assistant.user_id,
+        "documents": len(docs),
+        "pages": sum(d.pages for d in docs),
+        "chunks": sum(d.chunks for d in docs),
+        "questions": len(qa) + sum(rolled_up_questions(r) for r in episodes),
+        "questions_from_memory": sum(1 for r in qa if r.metadata.get("route") == "memory"),
+        "notes": len(assistant.list_notes()),
+        "concepts": len(graph.nodes),
+        "concept_links": len(graph.edges),
+        "memories": counts,
+        "memories_total": sum(counts.values()),
+        "sessions": len(assistant.memory.sessions()),
+        "active_days": len(days),
+        "first_activity": min((a["date"] for a in days), default=None),
+        "last_activity": max((a["date"] for a in days), default=None),
+        "llm_configured": assistant.settings.llm_configured,
+    }
 
 
 def build_report(assistant) -> dict:
@@ -43,7 +95,7 @@ def build_report(assistant) -> dict:
         "schema_version": SCHEMA_VERSION,
         "generated_at": datetime.now(timezone.utc).isoformat(),
         "user": {"id": assistant.user_id, "sessions": sessions},
-        "summary": assistant.get_stats(),
+        "summary": overview(assistant),
         "documents": [{"doc_id": d.doc_id, "name": d.name, "title": d.title, "pages": d.pages, "chunks": d.chunks,
                        "added_at": _iso(d.added_at), "format": d.source_format,
                        "questions": per_doc.get(d.doc_id, 0)} for d in docs],
@@ -53,7 +105,7 @@ def build_report(assistant) -> dict:
                                 "memories": int(n.get("memories", 0))} for n in graph.nodes],
                      "edges": [{"source": e["source"], "target": e["target"], "type": e["type"],
                                 "weight": int(e.get("weight", 1))} for e in graph.edges]},
-        "activity": assistant._activity(),
+        "activity": activity(assistant),
         "memory": {"counts": stats.counts, "total": stats.total, "vectors": stats.vectors, "graph": stats.graph,
                    "working_capacity": stats.working_capacity, "working_ttl_minutes": stats.working_ttl_minutes},
         "retrieval": {"mode": s.retrieval_mode, "top_k": s.top_k, "candidates": s.candidates, "rrf_k": s.rrf_k,

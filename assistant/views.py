@@ -6,47 +6,172 @@ from __future__ import annotations
 import html
 import math
 import re
-
-import numpy as np
+import unicodedata
 
 CONCEPT_COLOUR = "#e8710a"
 ENTITY_COLOUR = "#1a73e8"
 
 
-def layout(n: int, edges: list[tuple[int, int]], *, iterations: int = 150, seed: int = 7) -> np.ndarray:
-    """Fruchterman-Reingold positions in [0, 1]², deterministic (same graph, same picture)."""
+FONT_PX = 12
+LABEL_H = FONT_PX + 3
+MAX_LABEL_UNITS = 14           # a longer name is shortened with "…" (its full name is in the node's <title>)
+EDGE_PX = 90                   # the mean edge length a connected group is drawn at
+MARGIN = 12
+
+
+def _char_units(ch: str) -> float:
+    """A character's width in font sizes: CJK and full-width ones are square, Latin ones about 0.6."""
+    return 1.0 if unicodedata.east_asian_width(ch) in ("W", "F") else 0.62
+
+
+def label_text(name: str) -> str:
+    out, units = "", 0.0
+    for ch in name:
+        units += _char_units(ch)
+        if units > MAX_LABEL_UNITS:
+            return out.rstrip() + "…"
+        out += ch
+    return out
+
+
+def label_width(text: str) -> float:
+    return sum(_char_units(ch) for ch in text) * FONT_PX + 4
+
+
+def node_radius(memories: int) -> float:
+    return 6 + 2.5 * min(max(int(memories), 1), 6)
+
+
+def _component_positions(graph, nodes: list[int]) -> dict[int, tuple[float, float]]:
+    """One connected group laid out by Kamada-Kawai (networkx; deterministic: it starts from a circle),
+    scaled so its mean edge is EDGE_PX long, its top-left corner at (0, 0)."""
+    import networkx as nx
+    sub = graph.subgraph(nodes)
+    if len(nodes) == 2:
+        raw = {nodes[0]: (0.0, 0.0), nodes[1]: (1.0, 0.0)}
+    else:
+        raw = {k: (float(v[0]), float(v[1])) for k, v in nx.kamada_kawai_layout(sub).items()}
+    lengths = [math.dist(raw[a], raw[b]) for a, b in sub.edges()]
+    scale = EDGE_PX / max(sum(lengths) / len(lengths), 1e-6)
+    x0, y0 = min(p[0] for p in raw.values()), min(p[1] for p in raw.values())
+    return {k: ((x - x0) * scale, (y - y0) * scale) for k, (x, y) in raw.items()}
+
+
+def _overlap(a: tuple, b: tuple) -> float:
+    """The area two boxes (x0, y0, x1, y1) share."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+def _label_box(x: float, y: float, r: float, width: float, where: str) -> tuple:
+    """The label's box beside a node of radius r at (x, y): below, above, right or left of it, or diagonal."""
+    gap = 3
+    dx = {"right": r + gap + width / 2, "left": -(r + gap + width / 2)}.get(where.split("-")[-1], 0.0)
+    dy = {"below": r + gap + LABEL_H / 2, "above": -(r + gap + LABEL_H / 2)}.get(where.split("-")[0], 0.0)
+    if "-" in where:            # diagonal: beside the circle's corner, not its side
+        dx, dy = dx * 0.75, dy
+    cx, cy = x + dx, y + dy
+    return (cx - width / 2, cy - LABEL_H / 2, cx + width / 2, cy + LABEL_H / 2)
+
+
+_PLACES = ("below", "above", "right", "left", "below-right", "below-left", "above-right", "above-left")
+
+
+def _place_labels(xy: list[tuple[float, float]], radii: list[float], widths: list[float],
+                  order: list[int]) -> tuple[list[tuple], float]:
+    """Each label at the first place (below, above, right, left, diagonals) that covers no other label
+    and no node; the busiest nodes choose first. Returns the boxes and the area still overlapping."""
+    circles = [(x - r, y - r, x + r, y + r) for (x, y), r in zip(xy, radii)]
+    boxes: list[tuple | None] = [None] * len(xy)
+    left = 0.0
+    for i in order:
+        best, best_cost = None, math.inf
+        for where in _PLACES:
+            box = _label_box(*xy[i], radii[i], widths[i], where)
+            labels = sum(_overlap(box, b) for b in boxes if b is not None)
+            cost = labels + sum(_overlap(box, c) for j, c in enumerate(circles) if j != i) * 0.5
+            if cost < best_cost:
+                best, best_cost, best_labels = box, cost, labels
+            if cost == 0:
+                break
+        boxes[i] = best
+        left += best_labels
+    return boxes, left
+
+
+def concept_map_layout(n: int, edges: list[tuple[int, int]], labels: list[str], memories: list[int], *,
+                       width: int = 560) -> tuple[list[tuple[float, float]], list[tuple], int, int]:
+    """Where to draw a concept map: (node centres, label boxes, canvas width, canvas height).
+
+    Each connected group is laid out on its own (Kamada-Kawai) and the groups are packed in rows, largest
+    first; concepts with no link share a grid below. Labels go where they cover no other label or node; if
+    some still collide, the groups are drawn looser and packed again. The canvas is `width` wide (wider only
+    for a group that needs it) and as tall as the map needs. Same graph, same picture."""
+    import networkx as nx
     if n == 0:
-        return np.zeros((0, 2))
-    if n == 1:
-        return np.array([[0.5, 0.5]])
-    rng = np.random.default_rng(seed)
-    angles = np.linspace(0, 2 * math.pi, n, endpoint=False)
-    pos = np.c_[np.cos(angles), np.sin(angles)] * 0.4 + 0.5 + rng.normal(0, 0.01, (n, 2))
-    k = math.sqrt(1.0 / n)
-    temperature = 0.1
-    for _ in range(iterations):
-        delta = pos[:, None, :] - pos[None, :, :]
-        dist = np.maximum(np.linalg.norm(delta, axis=2), 1e-3)
-        force = (delta / dist[..., None]) * (k * k / dist)[..., None]
-        disp = force.sum(axis=1)
-        for a, b in edges:
-            d = pos[a] - pos[b]
-            length = max(float(np.linalg.norm(d)), 1e-3)
-            pull = d / length * (length * length / k)
-            disp[a] -= pull
-            disp[b] += pull
-        disp += (0.5 - pos) * 0.05   # gentle gravity keeps loose nodes on the canvas
-        length = np.maximum(np.linalg.norm(disp, axis=1), 1e-6)
-        pos += disp / length[:, None] * np.minimum(length, temperature)[:, None]
-        temperature *= 0.97
-    lo, hi = pos.min(axis=0), pos.max(axis=0)
-    return (pos - lo) / np.maximum(hi - lo, 1e-6)
+        return [], [], width, 60
+    graph = nx.Graph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from((a, b) for a, b in edges if a != b)
+    radii = [node_radius(m) for m in memories]
+    widths = [label_width(t) for t in labels]
+    groups = sorted((sorted(c) for c in nx.connected_components(graph)), key=lambda c: (-len(c), labels[c[0]]))
+    linked = [g for g in groups if len(g) > 1]
+    alone = sorted((g[0] for g in groups if len(g) == 1), key=lambda i: (-memories[i], labels[i]))
+    shapes = [_component_positions(graph, g) for g in linked]
+    order = sorted(range(n), key=lambda i: (-memories[i], labels[i]))
+    for spread in (1.0, 1.3, 1.7, 2.2, 2.9, 3.8):
+        xy = _pack(shapes, alone, radii, widths, spread, width)
+        boxes, overlapping = _place_labels(xy, radii, widths, order)
+        if overlapping == 0:
+            break
+    return _fit(xy, radii, boxes, width)
 
 
-def graph_svg(view, *, own_concepts: set[str] | None = None, width: int = 720, height: int = 420,
+def _pack(shapes: list[dict], alone: list[int], radii: list[float], widths: list[float], spread: float,
+          width: int) -> list[tuple[float, float]]:
+    """Node centres: the linked groups (each scaled by `spread`) packed in rows, then the unlinked concepts
+    in a grid whose columns fit the longest of their labels."""
+    xy: dict[int, tuple[float, float]] = {}
+    x = y = row_h = 0.0
+    for shape in shapes:
+        pad = max(widths[i] for i in shape) / 2 + max(radii[i] for i in shape)
+        w = max(p[0] for p in shape.values()) * spread + 2 * pad
+        h = max(p[1] for p in shape.values()) * spread + 2 * (LABEL_H + max(radii[i] for i in shape)) + 8
+        if x > 0 and x + w > width:
+            x, y, row_h = 0.0, y + row_h, 0.0
+        for i, (px, py) in shape.items():
+            xy[i] = (x + pad + px * spread, y + h / 2 - max(p[1] for p in shape.values()) * spread / 2 + py * spread)
+        x, row_h = x + w, max(row_h, h)
+    y += row_h
+    if alone:
+        cell_w = max(widths[i] for i in alone) + 16
+        cell_h = 2 * max(radii[i] for i in alone) + LABEL_H + 14
+        columns = max(1, int(width // cell_w))
+        for k, i in enumerate(alone):
+            row, col = divmod(k, columns)
+            xy[i] = (col * cell_w + cell_w / 2, y + row * cell_h + cell_h / 2 - LABEL_H / 2)
+    return [xy[i] for i in range(len(radii))]
+
+
+def _fit(xy, radii, boxes, width) -> tuple[list[tuple[float, float]], list[tuple], int, int]:
+    """Everything moved MARGIN inside a canvas that holds every node and label."""
+    x0 = min(min(x - r for (x, _), r in zip(xy, radii)), min(b[0] for b in boxes)) - MARGIN
+    y0 = min(min(y - r for (_, y), r in zip(xy, radii)), min(b[1] for b in boxes)) - MARGIN
+    x1 = max(max(x + r for (x, _), r in zip(xy, radii)), max(b[2] for b in boxes)) + MARGIN
+    y1 = max(max(y + r for (_, y), r in zip(xy, radii)), max(b[3] for b in boxes)) + MARGIN
+    dx = -x0 + max(0.0, (width - (x1 - x0)) / 2)      # a narrow map sits in the middle
+    moved = [(x + dx, y - y0) for x, y in xy]
+    boxes = [(b[0] + dx, b[1] - y0, b[2] + dx, b[3] - y0) for b in boxes]
+    return moved, boxes, max(width, math.ceil(x1 - x0)), math.ceil(y1 - y0)
+
+
+def graph_svg(view, *, own_concepts: set[str] | None = None, width: int = 560,
               empty_text: str = "No concepts yet.") -> str:
     """The person's concept graph (memory.graph.GraphView) as an inline SVG; the concepts they filed
-    notes under (`own_concepts`, keys) in orange, the entities found in their notes in blue."""
+    notes under (`own_concepts`, keys) in orange, the entities found in their notes in blue. A node is
+    sized by how many memories mention it; a click on it (static/concepts.js) shows its notes."""
     own_concepts = own_concepts or set()
     nodes = view.nodes
     if not nodes:
@@ -54,24 +179,27 @@ def graph_svg(view, *, own_concepts: set[str] | None = None, width: int = 720, h
     index = {n["key"]: i for i, n in enumerate(nodes)}
     edges = [(index[e["source"]], index[e["target"]], e) for e in view.edges
              if e["source"] in index and e["target"] in index]
-    pos = layout(len(nodes), [(a, b) for a, b, _ in edges])
-    pad = 60
-    xy = [(pad + p[0] * (width - 2 * pad), pad / 2 + p[1] * (height - pad)) for p in pos]
-    parts = [f'<svg class="concept-graph" viewBox="0 0 {width} {height}" width="100%" '
+    labels = [label_text(n["name"]) for n in nodes]
+    memories = [int(n.get("memories", 1) or 1) for n in nodes]
+    xy, boxes, w, h = concept_map_layout(len(nodes), [(a, b) for a, b, _ in edges], labels, memories, width=width)
+    parts = [f'<svg class="concept-graph" viewBox="0 0 {w} {h}" width="100%" '
              f'xmlns="http://www.w3.org/2000/svg" role="img" aria-label="concept graph">']
     for a, b, e in edges:
         (x1, y1), (x2, y2) = xy[a], xy[b]
-        w = 1 + min(int(e.get("weight", 1)), 4)
-        parts.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#9aa0a6" '
-                     f'stroke-width="{w}"><title>{html.escape(e["type"])}</title></line>')
-    for n, (x, y) in zip(nodes, xy):
-        r = 6 + 3 * min(int(n.get("memories", 1)), 6)
+        stroke = 1 + min(int(e.get("weight", 1)), 4) * 0.5
+        parts.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#bdc1c6" '
+                     f'stroke-width="{stroke}"><title>{html.escape(e["type"])}</title></line>')
+    for n, (x, y), box, text, count in zip(nodes, xy, boxes, labels, memories):
         colour = CONCEPT_COLOUR if n["key"] in own_concepts else ENTITY_COLOUR
-        name = html.escape(n["name"])
-        parts.append(f'<g class="concept-node" data-key="{html.escape(n["key"])}">'
-                     f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r}" fill="{colour}" fill-opacity="0.85">'
-                     f'<title>{name} ({html.escape(n.get("label", ""))}, {n.get("memories", 0)} memories)</title></circle>'
-                     f'<text x="{x:.1f}" y="{y - r - 4:.1f}" text-anchor="middle" font-size="12">{name}</text></g>')
+        name, key = html.escape(n["name"]), html.escape(n["key"])
+        baseline = box[3] - (LABEL_H - FONT_PX) / 2 - 2
+        parts.append(f'<g class="concept-node" data-key="{key}" data-name="{name}" style="cursor:pointer">'
+                     f'<title>{name} ({html.escape(n.get("label", ""))}, {count} memories)</title>'
+                     f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{node_radius(count):.1f}" fill="{colour}" '
+                     f'fill-opacity="0.85"/>'
+                     f'<text x="{(box[0] + box[2]) / 2:.1f}" y="{baseline:.1f}" text-anchor="middle" '
+                     f'font-size="{FONT_PX}" paint-order="stroke" stroke="#fff" stroke-width="3">'
+                     f'{html.escape(text)}</text></g>')
     parts.append("</svg>")
     return "".join(parts)
 
