@@ -15,4 +15,18 @@
     const button = holder && (holder.tagName === "BUTTON" ? holder : holder.querySelector("button"));
     if (button) button.click();
   }, true);
+  // "Save this passage as a note" (#note-passage) saves only the words selected in the passage or section
+  // panel. A click clears the selection before the click event, so it is read at mousedown (capture
+  // phase, before the browser collapses it) into window.__noteSelection, which the button's event sends.
+  document.addEventListener("mousedown", (event) => {
+    if (!event.target || !event.target.closest || !event.target.closest("#note-passage")) return;
+    const selection = window.getSelection();
+    let text = "";
+    if (selection && !selection.isCollapsed && selection.rangeCount) {
+      const node = selection.getRangeAt(0).commonAncestorContainer;
+      const element = node.nodeType === 1 ? node : node.parentElement;
+      if (element && element.closest("#passage-text, #section-view")) text = selection.toString();
+    }
+    window.__noteSelection = text;
+  }, true);
 }

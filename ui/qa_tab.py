@@ -13,19 +13,19 @@ its session this tab's, so the next question continues it; "New conversation" st
 """
 from __future__ import annotations
 
+import html
 import uuid
 from dataclasses import dataclass
 
 import gradio as gr
 
-from assistant import files as served
 from assistant.types import AskResult
 from assistant.views import chat_markdown, section_html
 from core.errors import AssistantError
 from rag.prompts import EXTRACTIVE_NOTICE
 from rag.types import Citation, SourcesEvent
-from ui.common import (Context, _, bind, failure, log, page_caption, section_caption, short, source_choice, t,
-                       when)
+from ui.common import (Context, _, bind, citation_label, failure, log, saved_page, section_caption, short,
+                       source_choice, t, when)
 
 # The source viewer's text panel keeps the first marked passage in view each time it shows a section.
 SECTION_SCROLL_JS = """
@@ -37,6 +37,10 @@ const show = () => requestAnimationFrame(() => {
 watch(['value', 'visible'], show);
 show();
 """
+
+# "Save this passage as a note" sends the words selected in the passage or section panel, if any
+# (static/citations.js keeps them at the button's mousedown, before the click clears the selection).
+SELECTION_JS = "(choice, cites, session, selection) => [choice, cites, session, window.__noteSelection || '']"
 
 
 @dataclass(eq=False)
@@ -57,6 +61,7 @@ class QA:
     page_view: gr.Image
     section_view: gr.HTML
     page_status: gr.Markdown
+    passage_view: gr.HTML
     conversations: gr.Dropdown
 
 
@@ -101,26 +106,34 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> None:
             # prints the document's own HTML as text), in place of the page image.
             section_view = gr.HTML(visible=False, elem_id="section-view", js_on_load=SECTION_SCROLL_JS,
                                    label=_("section_view"))
+            # The cited passage as text under its page: readable, and words selected in it (or in the
+            # section panel) become the note instead of the whole passage.
+            passage_view = gr.HTML(visible=False, elem_id="passage-text")
             page_status = gr.Markdown(elem_id="page-status")
             note_passage = gr.Button(_("note_passage"), size="sm", elem_id="note-passage")
+            note_selection = gr.Textbox(visible="hidden", elem_id="note-selection", container=False)
 
     qa = QA(ctx, session_state=session, history_state=history_state, shown_chat=shown_chat, citations=citations,
             cite_map_state=cite_map_state, chatbot=chatbot, question_box=question_box, searched=searched,
             answer_notice=answer_notice, memory_used=memory_used, sources=sources, page_view=page_view,
-            section_view=section_view, page_status=page_status, conversations=conversations)
+            section_view=section_view, page_status=page_status, passage_view=passage_view,
+            conversations=conversations)
     ask_outputs = [chatbot, shown_chat, question_box, sources, page_view, page_status, answer_notice, searched,
-                   memory_used, history_state, session, citations, cite_map_state, section_view, conversations]
+                   memory_used, history_state, session, citations, cite_map_state, section_view, passage_view,
+                   conversations]
     ask_inputs = [question_box, history_state, shown_chat, cite_map_state, mqe, hyde, session]
     answer = bind(ask, qa)
     ask_btn.click(answer, ask_inputs, ask_outputs, concurrency_limit=8)
     question_box.submit(answer, ask_inputs, ask_outputs, concurrency_limit=8)
-    sources.input(bind(show_source, qa), [sources, citations], [page_view, section_view, page_status])
-    note_passage.click(bind(note_source, qa), [sources, citations, session], [page_status])
+    sources.input(bind(show_source, qa), [sources, citations], [page_view, section_view, passage_view, page_status])
+    note_passage.click(bind(note_source, qa), [sources, citations, session, note_selection], [page_status],
+                       js=SELECTION_JS)
     cite_open.click(bind(open_citation, qa), [cite_request, cite_map_state],
-                    [sources, citations, page_view, section_view, page_status],
+                    [sources, citations, page_view, section_view, passage_view, page_status],
                     js="(ask_for, cite_map) => [window.__pdfCite || ask_for, cite_map]", show_progress="hidden")
     clear_outputs = [chatbot, shown_chat, history_state, cite_map_state, sources, page_view, page_status,
-                     answer_notice, searched, memory_used, citations, section_view, session, conversations]
+                     answer_notice, searched, memory_used, citations, section_view, passage_view, session,
+                     conversations]
     clear = bind(new_conversation, qa)
     clear_btn.click(clear, None, clear_outputs)
     chatbot.clear(clear, None, clear_outputs)       # the chat's own bin icon: forget the turns too
@@ -128,7 +141,7 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> None:
     tab.select(bind(list_conversations, qa), [session], [conversations], show_progress="hidden")
     conversations.input(bind(show_conversation, qa), [conversations],
                         [chatbot, shown_chat, history_state, cite_map_state, session, sources, page_view,
-                         section_view, page_status, answer_notice, searched, memory_used, citations])
+                         section_view, passage_view, page_status, answer_notice, searched, memory_used, citations])
 
 
 def answered_by(request, result: AskResult) -> str:
@@ -158,9 +171,16 @@ def source_list(ctx: Context, request, cites: list[Citation], *, related: bool =
     return gr.update(choices=choices, value=value, label=label)
 
 
+def passage_html(quote: str, hint: str) -> str:
+    """The cited passage as selectable text (the document's words printed, never rendered as HTML)."""
+    return (f'<div class="passage-panel"><div class="passage-hint">{html.escape(hint)}</div>'
+            f'<div class="passage-body">{html.escape(" ".join(quote.split()))}</div></div>')
+
+
 def no_source(qa: QA) -> dict:
     """The viewer with nothing shown: the (empty) page image, the text panel hidden."""
-    return {qa.page_view: gr.update(value=None, visible=True), qa.section_view: gr.update(value="", visible=False)}
+    return {qa.page_view: gr.update(value=None, visible=True), qa.section_view: gr.update(value="", visible=False),
+            qa.passage_view: gr.update(value="", visible=False)}
 
 
 def page_of(qa: QA, citation: Citation, request) -> dict:
@@ -168,13 +188,14 @@ def page_of(qa: QA, citation: Citation, request) -> dict:
     a = qa.ctx.assistant_for(request)
     shown = a.render_source(citation)
     if hasattr(shown, "image"):          # assistant.pages.RenderedPage: a PDF page
-        caption = page_caption(request, citation, shown)
-        image = served.save_page_image(qa.ctx.settings, a.user_id, request.session_hash, citation.doc_id, shown.page,
-                                       shown.image)
+        image, caption = saved_page(qa.ctx, request, citation, shown)
         return {qa.page_view: gr.update(value=image, label=caption, visible=True),
-                qa.section_view: gr.update(value="", visible=False)}
+                qa.section_view: gr.update(value="", visible=False),
+                qa.passage_view: gr.update(value=passage_html(citation.quote, t(request, "passage_hint")),
+                                           visible=bool(citation.quote))}
     html = section_html(shown, section_caption(request, citation, shown))
-    return {qa.page_view: gr.update(value=None, visible=False), qa.section_view: gr.update(value=html, visible=True)}
+    return {qa.page_view: gr.update(value=None, visible=False), qa.section_view: gr.update(value=html, visible=True),
+            qa.passage_view: gr.update(value="", visible=False)}    # the section panel marks the passage
 
 
 # -- handlers ------------------------------------------------------------------------------------------------
@@ -253,18 +274,20 @@ def show_source(qa: QA, choice, cites, request: gr.Request):
         return {**no_source(qa), qa.page_status: message}
 
 
-def note_source(qa: QA, choice, cites, session, request: gr.Request):
-    """The shown source's passage becomes a note anchored to its document and page (filed under the
-    section's heading), which the Notes tab lists and the Review tab can make cards from."""
+def note_source(qa: QA, choice, cites, session, selection, request: gr.Request):
+    """The shown source's passage — or the words selected in it — becomes a note anchored to its document
+    and page (filed under the section's heading), which the Notes tab lists and the Review tab can make
+    cards from."""
     if choice in (None, "") or not cites:
         return t(request, "msg_note_pick_source")
     try:
         citation = cites[int(choice)]
+        selected = " ".join(str(selection or "").split())
+        words = selected or citation.quote
         a = qa.ctx.assistant_for(request)
         heading = (a.cited_headings([citation]) or [""])[0][:80]
-        a.add_note(citation.quote, heading, doc_id=citation.doc_id, page=citation.page_start, quote=citation.quote,
-                   session_id=session)
-        return t(request, "msg_note_passage_saved", source=citation.label)
+        a.add_note(words, heading, doc_id=citation.doc_id, page=citation.page_start, quote=words, session_id=session)
+        return t(request, "msg_note_selection_saved" if selected else "msg_note_passage_saved", source=citation_label(request, citation))
     except Exception as exc:  # noqa: BLE001
         return failure(request, exc)
 
@@ -292,7 +315,7 @@ def new_conversation(qa: QA):
     """An empty chat in a new session (the old one stays in the list of past conversations)."""
     cleared = no_source(qa)
     return ([], [], [], {}, gr.update(choices=[], value=None), cleared[qa.page_view], "", "", "", "", [],
-            cleared[qa.section_view], uuid.uuid4().hex[:12], gr.update(value=None))
+            cleared[qa.section_view], cleared[qa.passage_view], uuid.uuid4().hex[:12], gr.update(value=None))
 
 
 def conversation_label(request, conversation: dict) -> str:

@@ -88,6 +88,13 @@ def open_local(browser, url: str, *, locale: str = "en-US"):
     return context, page
 
 
+def upload(page, pdf: Path) -> None:
+    """Upload `pdf` in the Documents tab and wait until its row says it is done (other files may be listed)."""
+    page.set_input_files("#upload input[type=file]", [str(pdf)])
+    page.wait_for_function("name => [...document.querySelectorAll('#upload-progress tr[data-state=done]')]"
+                           ".some(r => r.innerText.includes(name))", arg=pdf.name, timeout=120_000)
+
+
 def open_tab(page, label: str) -> None:
     """Switch to the tab labelled `label`. A click that lands while a dropdown's list is open only closes
     the list, so the switch is confirmed (aria-selected) and the click repeated once after Escape."""

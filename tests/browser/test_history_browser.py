@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import open_local, open_tab
+from tests.browser.conftest import open_local, open_tab, upload
 from tests.browser.pdfgen import AVIATION, make_pdf
 from tests.browser.test_sections_browser import ask
 
@@ -25,9 +25,7 @@ def test_a_conversation_survives_a_reload(browser, extractive_app, tmp_path, art
     pdf.write_bytes(make_pdf(AVIATION, title="Flight Control History"))
     context, page = open_local(browser, extractive_app)
     try:
-        page.set_input_files("#upload input[type=file]", [str(pdf)])
-        page.wait_for_function("() => [...document.querySelectorAll('#upload-progress tr[data-state=done]')]"
-                               ".some(r => r.innerText.includes('flight-history.pdf'))", timeout=120_000)
+        upload(page, pdf)
         open_tab(page, "Q&A")
         page.wait_for_selector("#question textarea")
         first = ask(page, FIRST)
