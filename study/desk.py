@@ -113,7 +113,7 @@ class StudyDesk:
             dropped += n_dropped
             for qa in kept:
                 cards.append(self._card(QA, qa.question, qa.answer, source_kind, doc_id=chunk.doc_id, doc_name=doc_name,
-                                        page=chunk.page_start, quote=_quote_for(qa.answer, passage),
+                                        page=chunk.page_start, quote=qa.sentence[:300] or _quote_for(qa.answer, passage),
                                         section=SECTION_JOIN.join(chunk.heading_path),
                                         source_ref=source_ref))
         return cards, dropped, ""

@@ -1,5 +1,6 @@
 """Question/answer cards written by the LLM (the local model counts), in the passage's language, each
-kept only when the passage supports its answer (`rag.evidence.sentence_support`, lexical + embedding)."""
+kept only when one place of the passage backs its answer (`rag.evidence.sentence_support`, lexical +
+embedding) and holds most of its question's terms (`backing`)."""
 from __future__ import annotations
 
 import logging
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 
 from core.errors import AssistantError
 from core.text import detect_language
-from rag.evidence import SUPPORTED, embedder_for, sentence_support, terms_of
+from rag.evidence import SUPPORTED, embedder_for, sentence_support, split_units, terms_of
 from study.cloze import tidy
 
 log = logging.getLogger(__name__)
@@ -24,11 +25,15 @@ _PAIR = re.compile(r"^\s*(?:Q|问)[:：]\s*(?P<q>.+?)\s*\n\s*(?:A|答)[:：]\s*(
 MAX_PASSAGE_CHARS = 1200
 
 
+QUESTION_COVERED = 0.5     # share of the question's terms the backing sentences must hold
+
+
 @dataclass
 class QACandidate:
     question: str
     answer: str
     support: float
+    sentence: str = ""        # the passage's sentence that backs the answer (the card's highlighted quote)
 
 
 def write_cards(llm, passage: str, *, n: int = 2, max_tokens: int = 200) -> list[tuple[str, str]]:
@@ -48,21 +53,46 @@ def checked_cards(pairs: list[tuple[str, str]], passage: str, embedders) -> tupl
     """The pairs worth keeping and how many were dropped because the passage does not back the answer
     (or the question gives it away, or is not a question)."""
     kept, dropped = [], 0
+    windows = sentence_windows(passage)
     for question, answer in pairs:
         if not answer or not question or answer.lower() in question.lower() or len(answer) > 300 \
-                or not question.rstrip().endswith(("?", "？")) or not terms_of(answer):   # "0", "yes": nothing to check
+                or not question.rstrip().endswith(("?", "？")) or not has_words(answer):   # "0", "yes": nothing to check
             dropped += 1
             continue
-        support = answer_support(answer, passage, embedders)
+        support, _, sentence = backing(question, answer, windows, embedders)
         if support < SUPPORTED:
             dropped += 1
             continue
-        kept.append(QACandidate(question, answer, round(support, 3)))
+        kept.append(QACandidate(question, answer, round(support, 3), sentence))
     return kept, dropped
 
 
-def answer_support(answer: str, passage: str, embedders) -> float:
-    """How much of the answer the passage backs, 0..1. The answer alone is judged: its question repeats
-    the passage's words and would lift any answer."""
-    embedder = embedder_for(embedders, answer, passage[:400])
-    return sentence_support(answer, passage, embedder)
+def has_words(answer: str) -> bool:
+    """An answer a page can back: some term that is not a bare number ("0", "yes" and "2" are not)."""
+    return any(not term.isdigit() and len(term) > 1 for term in terms_of(answer))
+
+
+def sentence_windows(passage: str) -> list[list[str]]:
+    """Each sentence with its neighbours: an answer may join two sentences of the passage."""
+    units = [u.text for u in split_units(passage)] or [passage]
+    return [units[max(0, i - 1):i + 2] for i in range(len(units))]
+
+
+def backing(question: str, answer: str, windows: list[list[str]], embedders) -> tuple[float, str, str]:
+    """How well the passage backs the card, 0..1, and where: the answer must be supported by one place of
+    the passage (a sentence and its neighbours, not words gathered from the whole page), and that place
+    must also hold most of the question's terms — a true sentence put under a question about something
+    else ("线性回归中的误差是什么？" over a page that never names linear regression) is not backed."""
+    q_terms, a_terms = set(terms_of(question)), set(terms_of(answer))
+    best = (0.0, "", "")
+    for units in windows:
+        window = " ".join(units)
+        w_terms = set(terms_of(window))
+        if q_terms and len(q_terms & w_terms) / len(q_terms) < QUESTION_COVERED:
+            continue
+        embedder = embedder_for(embedders, answer, window[:400])
+        score = sentence_support(answer, window, embedder)
+        if score > best[0]:
+            sentence = max(units, key=lambda u: len(a_terms & set(terms_of(u))))   # the one to highlight
+            best = (score, window, sentence)
+    return best

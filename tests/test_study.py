@@ -279,13 +279,16 @@ def test_llm_cards_are_kept_only_when_the_passage_backs_them(llm_settings, fake_
                        "Q: What is the capital of France?\nA: Paris, on the Seine.\n"
                        "Q: Which sequence of values cannot be changed after it is made?\nA: tuple\n"
                        "Q: How many tuples are on the page?\nA: 0\n"
+                       "Q: How are rows compared in a SQL database?\nA: Element by element, starting with the first one.\n"
                        "Tuples are great.\nA: yes\n")
     made = erin.study.cards_from_section(doc.doc_id, "Chapter 1 Tuples", now=START)
     assert [(c.kind, c.back) for c in made.cards] == [
         (CLOZE, "tuple"), (QA, "Element by element, starting with the first one.")]
     qa = made.cards[1]
     assert qa.front == "How are tuples compared?" and qa.page == 1 and qa.quote.startswith("Tuples are compared")
-    assert made.unsupported == 2 and made.duplicates == 1      # Paris, "0": nothing on the page backs them; "tuple": the cloze card asks it
+    # Paris, "0": nothing on the page backs them; the SQL question: its answer is on the page, but where the
+    # page says it, it is not about rows or SQL; "tuple": the cloze card asks it
+    assert made.unsupported == 3 and made.duplicates == 1
 
     fake_llm.mode = "error"
     fallback = erin.study.cards_from_section(doc.doc_id, "Chapter 2 Dictionaries", now=START)
