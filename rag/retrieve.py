@@ -125,12 +125,23 @@ def document_scores(question: str, profiles: dict[str, str]) -> dict[str, float]
     return {doc_id: sum(math.log(1 + n / df[t]) for t in terms if named(t)) for doc_id, terms in doc_terms.items()}
 
 
+# Words that say what kind of document a file is, not which one: "Which book explains recursion?" is a
+# question about recursion, not about pumpkin_book_1.9.9.pdf.
+_KIND_WORDS = frozenset({"book", "books", "ebook", "pdf", "doc", "docx", "document", "documents", "file", "files",
+                         "note", "notes", "paper", "papers", "guide", "manual", "handbook", "tutorial", "chapter",
+                         "chapters", "section", "slides", "lecture", "lectures", "draft", "final", "copy", "edition",
+                         "version", "md", "txt", "html", "the", "and", "of"})
+
+
 def _naming_terms(profile: str) -> set[str]:
     """What in a document's name and title can name it: its words, and each run of 2+ CJK characters as
     a whole. Chinese words of a title (设计, 工作) are ordinary words far more often than names, so a
-    Chinese title names its document only when the question contains the whole run ("硕塞", not "塞")."""
+    Chinese title names its document only when the question contains the whole run ("硕塞", not "塞").
+    Kind words (book, notes, chapter) and short numbers (a version's "1.9.9", a chapter's "9") name no
+    document; a year ("2019") still does."""
     cjk_runs = set(re.findall(f"{CJK_CHAR.pattern}{{2,}}", profile))
-    return {t for t in search_tokens(profile) if not CJK_CHAR.match(t)} | cjk_runs
+    words = {t for t in search_tokens(profile) if not CJK_CHAR.match(t)}
+    return {t for t in words if t not in _KIND_WORDS and not (t.isdigit() and len(t) < 4)} | cjk_runs
 
 
 def focus_documents(scores: dict[str, float], *, max_docs: int = 3) -> list[str]:

@@ -188,6 +188,10 @@ def test_questions_naming_a_document_focus_on_it():
     assert focus_documents(document_scores("Boeing gross margin in FY2022", profiles))[0] == "d2"
     assert focus_documents(document_scores("What is a tuple?", profiles)) == []
     assert focus_documents(document_scores("revenue of the 10K filings", profiles)) == []   # shared by all
+    books = {"p": "pumpkin_book_1.9.9.pdf", "t": "thinkpython2.pdf", "h": "happy-llm chapter 1.md", "f": "federal register"}
+    assert focus_documents(document_scores("Which book explains recursion?", books)) == []   # a kind, not a name
+    assert focus_documents(document_scores("What does chapter 9 say about SVM?", books)) == []
+    assert focus_documents(document_scores("In the pumpkin book, what is a margin?", books)) == ["p"]
 
 
 def test_bm25_search_can_be_limited_to_documents(settings):
