@@ -302,10 +302,15 @@ def _extract_chinese(text: str) -> Extraction:
     return Extraction("zh", list(entities.values()), list(relations.values()))
 
 
+_ZH_JOINERS = set("和与及或跟同")
+_ZH_MEASURES = set("维阶层次级")     # 高维, 低阶, 多层, 高次: an adjective and one of these make one term
+
+
 def _segment_chinese(text: str, pseg) -> list[tuple[str, str]]:
     """jieba.posseg's (word, tag) pairs, with two repairs for a concept map: the study terms in
     `_ZH_TERMS` stay whole (tagged n), and a one-character noun right after a noun joins it as a
-    suffix (向量|机 -> 向量机, 决策|树 -> 决策树, 流程|图 -> 流程图) instead of being dropped."""
+    suffix (向量|机 -> 向量机, 决策|树 -> 决策树, 流程|图 -> 流程图) instead of being dropped; "和键|向量" is
+    split back into 和 + 键向量, and 高|维空间 becomes 高维空间."""
     pairs: list[tuple[str, str]] = []
     start = 0
     for match in [*_ZH_TERM_RE.finditer(text), None]:
@@ -315,7 +320,21 @@ def _segment_chinese(text: str, pseg) -> list[tuple[str, str]]:
             pairs.append((match.group(), "n"))
             start = match.end()
     merged: list[tuple[str, str]] = []
+    glue = ""                               # a one-character word that starts the next noun
     for word, flag in pairs:
+        if flag == "n" and len(word) >= 2 and word[0] in _ZH_JOINERS:
+            # jieba glues a conjunction to a one-character noun (查询向量和|键向量 -> "和键"): a concept
+            # never starts with 和/与/及/或; the character left over starts the next word ("键向量")
+            merged.append((word[0], "c"))
+            word = word[1:]
+            if len(word) == 1:
+                glue = word
+                continue
+        if glue:
+            word, glue = glue + word, ""
+        if merged and flag == "n" and merged[-1][1] == "a" and len(merged[-1][0]) == 1 and word[0] in _ZH_MEASURES:
+            merged[-1] = (merged[-1][0] + word, "n")    # 高|维空间 -> 高维空间 (a size before a dimension)
+            continue
         if (merged and len(word) == 1 and flag == "n" and merged[-1][1] in ("n", "vn", "nz")
                 and len(merged[-1][0]) >= 2 and re.fullmatch(r"[\u4e00-\u9fff]+", merged[-1][0])
                 and word not in _ZH_DOC_WORDS):

@@ -121,6 +121,12 @@ def test_chinese_junk_dropped_and_terms_kept():
     assert "支持向量机" in fragment.keys and not any(k.endswith("是") for k in fragment.keys)
 
 
+def test_chinese_terms_are_not_cut_at_a_conjunction_or_a_dimension():
+    keys = set(ex.extract("自注意力用查询向量和键向量计算。支持向量机把样本映射到高维空间中找超平面。").keys)
+    assert {"键向量", "高维空间", "支持向量机", "超平面"} <= keys, keys
+    assert not {"和键", "维空间"} & keys, keys
+
+
 def test_chinese_url_pieces_dropped():
     keys = set(ex.extract("GitHub上的代码在www.github.com/abc，数据结构很重要。").keys)
     assert "数据结构" in keys
