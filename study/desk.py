@@ -49,7 +49,7 @@ class StudyDesk:
         """The document's chunks cut at every heading inside them, each piece with its own heading path
         (chunking merges short sections into one chunk, whose path is only the first one's)."""
         if self.rag.get_document(doc_id) is None:
-            raise InvalidRequest("That document is not in your library; choose one from the list.")
+            raise InvalidRequest("That document is not in your library; choose one from the list.", key="err_card_doc_unknown")
         return [piece for chunk in self.rag.store.chunks_of(self.user_id, doc_id) for piece in split_at_headings(chunk)]
 
     # == making cards ================================================================================
@@ -57,19 +57,19 @@ class StudyDesk:
                            now: datetime | None = None) -> MakeResult:
         chunks = [c for c in self._chunks(doc_id) if heading in c.heading_path]
         if not chunks:
-            raise InvalidRequest("That section was not found in the document; choose one from the list.")
+            raise InvalidRequest("That section was not found in the document; choose one from the list.", key="err_card_section_unknown")
         return self._from_chunks(doc_id, chunks, FROM_SECTION, heading, use_llm, now)
 
     def cards_from_pages(self, doc_id: str, first: int, last: int, *, use_llm: bool | None = None,
                          now: datetime | None = None) -> MakeResult:
         if first < 1 or last < first:
-            raise InvalidRequest("Give a first page of 1 or more and a last page not before it.")
+            raise InvalidRequest("Give a first page of 1 or more and a last page not before it.", key="err_card_page_range")
         if last - first + 1 > MAX_PAGES_PER_RUN:
-            raise InvalidRequest(f"Make cards from at most {MAX_PAGES_PER_RUN} pages at a time.")
+            raise InvalidRequest(f"Make cards from at most {MAX_PAGES_PER_RUN} pages at a time.", key="err_card_too_many_pages", n=MAX_PAGES_PER_RUN)
         chunks = [c for c in self._chunks(doc_id) if c.page_start is not None
                   and c.page_start <= last and (c.page_end or c.page_start) >= first]
         if not chunks:
-            raise InvalidRequest("Those pages hold no text to make cards from.")
+            raise InvalidRequest("Those pages hold no text to make cards from.", key="err_card_no_text")
         return self._from_chunks(doc_id, chunks, FROM_PAGES, f"{first}-{last}", use_llm, now,
                                  pages=(first, last))
 
@@ -121,7 +121,7 @@ class StudyDesk:
     def cards_from_note(self, note_id: str, *, now: datetime | None = None) -> MakeResult:
         item = self.memory.get(note_id)
         if item is None or item.metadata.get("kind") not in ("note", "preference"):
-            raise InvalidRequest("That note was not found; choose one of your notes.")
+            raise InvalidRequest("That note was not found; choose one of your notes.", key="err_card_note_unknown")
         concept = item.metadata.get("concept") or ""
         text = item.content.strip()
         doc_id = item.metadata.get("doc_id")
@@ -136,7 +136,7 @@ class StudyDesk:
                         else f"What do your notes say about {concept}?")
             cards.insert(0, self._card(QA, question, text, FROM_NOTE, quote=text, concept=concept, **extra))
         if not cards:
-            raise InvalidRequest("Give the note a concept (or write it as a definition) to make a card from it.")
+            raise InvalidRequest("Give the note a concept (or write it as a definition) to make a card from it.", key="err_card_note_no_concept")
         return self._keep(cards, len(cards), 0, "", now)
 
     def cards_from_turn(self, memory_id: str, *, now: datetime | None = None) -> MakeResult:
@@ -144,7 +144,7 @@ class StudyDesk:
         item = self.memory.get(memory_id)
         meta = item.metadata if item else {}
         if item is None or meta.get("kind") != "qa" or meta.get("refused") or not meta.get("answer"):
-            raise InvalidRequest("That question has no answer from your documents to make a card from.")
+            raise InvalidRequest("That question has no answer from your documents to make a card from.", key="err_card_no_answer")
         answer = _plain_answer(meta["answer"])
         cited = (meta.get("citations") or [{}])[0]
         card = self._card(QA, meta.get("question", ""), answer, FROM_TURN, doc_id=cited.get("doc_id"),
@@ -156,7 +156,7 @@ class StudyDesk:
         """A card the person writes themself."""
         result = self._keep([self._card(QA, front, back, FROM_PERSON)], 1, 0, "", now)
         if not result.cards:
-            raise InvalidRequest("You already have this card.")
+            raise InvalidRequest("You already have this card.", key="err_card_duplicate")
         return result.cards[0]
 
     def import_file(self, path: Path, *, now: datetime | None = None) -> MakeResult:
@@ -226,15 +226,15 @@ class StudyDesk:
     def card(self, card_id: str) -> Card:
         card = self.store.get(self.user_id, card_id)
         if card is None:
-            raise InvalidRequest("That card was not found; it may have been deleted.")
+            raise InvalidRequest("That card was not found; it may have been deleted.", key="err_card_not_found")
         return card
 
     def edit_card(self, card_id: str, front: str, back: str, *, now: datetime | None = None) -> Card:
         front, back = (front or "").strip(), (back or "").strip()
         if not front or not back:
-            raise InvalidRequest("A card needs a front and a back.")
+            raise InvalidRequest("A card needs a front and a back.", key="err_card_sides")
         if len(front) > MAX_CARD_CHARS or len(back) > MAX_CARD_CHARS:
-            raise InvalidRequest(f"A card side holds at most {MAX_CARD_CHARS:,} characters.")
+            raise InvalidRequest(f"A card side holds at most {MAX_CARD_CHARS:,} characters.", key="err_card_side_too_long", n=MAX_CARD_CHARS)
         card = self.card(card_id)
         card.front, card.back, card.updated = front, back, self._now(now)
         self.store.save(card)
@@ -260,7 +260,7 @@ class StudyDesk:
     def review(self, card_id: str, grade_name: str, now: datetime | None = None) -> ReviewResult:
         grade_name = (grade_name or "").strip().lower()
         if grade_name not in GRADES:
-            raise InvalidRequest("Grade a card Again, Hard, Good or Easy.")
+            raise InvalidRequest("Grade a card Again, Hard, Good or Easy.", key="err_card_grade")
         card = self.card(card_id)
         moment = self._now(now)
         before, interval = schedule.review(card, grade_name, moment)
@@ -271,13 +271,13 @@ class StudyDesk:
     def quiz(self, doc_id: str | None = None, *, heading: str | None = None, mode: str = "choice", size: int = 10,
              seed: int | None = None) -> list[QuizQuestion]:
         if mode not in ("choice", "short"):
-            raise InvalidRequest("A quiz is multiple choice or short answer.")
+            raise InvalidRequest("A quiz is multiple choice or short answer.", key="err_quiz_kind")
         everything = self.cards()
         cards = [c for c in everything if not doc_id or c.doc_id == doc_id]
         if heading:
             cards = [c for c in cards if heading in c.section.split(SECTION_JOIN)]
         if not cards:
-            raise InvalidRequest("There are no cards to quiz you on yet; make some from a chapter first.")
+            raise InvalidRequest("There are no cards to quiz you on yet; make some from a chapter first.", key="err_quiz_no_cards")
         # wrong options come from all the person's cards: a chapter alone often has too few answers
         return make_quiz(cards, mode=mode, size=max(1, min(size, 50)), seed=seed, pool=everything)
 
@@ -341,7 +341,7 @@ class StudyDesk:
     def export(self, folder: Path, fmt: str, *, doc_id: str | None = None) -> Path:
         cards = self.cards(doc_id)
         if not cards:
-            raise InvalidRequest("There are no cards to export yet.")
+            raise InvalidRequest("There are no cards to export yet.", key="err_export_no_cards")
         folder.mkdir(parents=True, exist_ok=True)
         record = self.rag.get_document(doc_id) if doc_id else None
         name = record.name if record else "all cards"
@@ -350,7 +350,7 @@ class StudyDesk:
             return exchange.write_apkg(cards, folder / f"{stem}.apkg", f"PDF learning assistant::{name}")
         if fmt == "csv":
             return exchange.write_csv(cards, folder / f"{stem}.csv")
-        raise InvalidRequest("Export as Anki (.apkg) or CSV.")
+        raise InvalidRequest("Export as Anki (.apkg) or CSV.", key="err_export_format")
 
 
 _HEADING_LINE = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
@@ -397,7 +397,8 @@ def _quote_for(answer: str, passage: str) -> str:
 
 
 def _plain_answer(text: str) -> str:
-    """An answer as stored in memory, without its citation marks and quote markup."""
-    text = re.sub(r"\[\d{1,3}\]", "", text)
+    """An answer as stored in memory, without its citation marks, quote markup and the bold of its short
+    answer (a card's back is plain text)."""
+    text = re.sub(r"\[\d{1,3}\]|\*\*", "", text)
     text = re.sub(r"^[>\s]+", "", text, flags=re.MULTILINE)
     return re.sub(r"[ \t]+", " ", text).strip()
