@@ -36,10 +36,10 @@ def ask_question(assistant, question: str, history: list[dict] | None = None, *,
     """Yield a SourcesEvent (passages, at once), the answer's text as it is written, then the AskResult."""
     question = (question or "").strip()
     if not question:
-        raise InvalidRequest("The question is empty; type a question first.")
+        raise InvalidRequest("The question is empty; type a question first.", key="err_question_empty")
     if len(question) > MAX_QUESTION_CHARS:
         raise InvalidRequest(f"A question can be at most {MAX_QUESTION_CHARS:,} characters; shorten it, "
-                             "or add long text as a document.")
+                             "or add long text as a document.", key="err_question_too_long", n=MAX_QUESTION_CHARS)
     started = time.perf_counter()
     history = [t for t in (history or []) if isinstance(t.get("content"), str)]
     with assistant.lock:

@@ -156,7 +156,8 @@ def link_note(assistant, memory_id: str, content: str, concept: str, key: str, a
         assistant.memory.remove(memory_id)
         if isinstance(exc, AssistantError):
             raise
-        raise InvalidRequest("The note's concept could not be saved in the concept graph; try again.") from exc
+        raise InvalidRequest("The note's concept could not be saved in the concept graph; try again.",
+                             key="err_concept_not_saved") from exc
     return [e.name for e in entities]
 
 

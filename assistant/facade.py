@@ -56,7 +56,7 @@ class PDFLearningAssistant:
         from memory.manager import MemoryManager
         from rag.tool import RAGTool
         if not isinstance(user_id, str) or not user_id.strip():
-            raise InvalidRequest("A user name is required.")
+            raise InvalidRequest("A user name is required.", key="err_user_required")
         self.user_id = user_id.strip()
         self.settings = settings or get_settings()
         self.rag = RAGTool(self.user_id, self.settings)
@@ -163,11 +163,13 @@ class PDFLearningAssistant:
         (Markdown, Word, HTML, text, a note) the cited section as text with the passage marked."""
         record = self.rag.get_document(citation.doc_id)
         if record is None:
-            raise DocumentError("This document has been removed, so its pages cannot be shown.")
+            raise DocumentError("This document has been removed, so its pages cannot be shown.",
+                                key="err_doc_removed_pages")
         if not record.file_path or not str(record.file_path).lower().endswith(".pdf"):
             return cited_section(self.rag.store, self.user_id, record, citation)
         if citation.page_start is None:
-            raise DocumentError(f"This passage of '{record.name}' has no page number.")
+            raise DocumentError(f"This passage of '{record.name}' has no page number.",
+                                key="err_passage_no_page", name=record.name)
         page = best_page(record.file_path, citation.page_start, citation.page_end or citation.page_start,
                          citation.quote)
         return render_page(record.file_path, page, citation.quote, scale=scale,
@@ -224,11 +226,12 @@ class PDFLearningAssistant:
         content = (content or "").strip()
         concept = (concept or "").strip()
         if not content:
-            raise InvalidRequest("The note is empty; write something first.")
+            raise InvalidRequest("The note is empty; write something first.", key="err_note_empty")
         if len(content) > MAX_NOTE_CHARS:
-            raise InvalidRequest(f"A note can hold at most {MAX_NOTE_CHARS:,} characters; split this one up.")
+            raise InvalidRequest(f"A note can hold at most {MAX_NOTE_CHARS:,} characters; split this one up.",
+                                 key="err_note_too_long", n=MAX_NOTE_CHARS)
         if len(concept) > 80:
-            raise InvalidRequest("A concept is a short name (at most 80 characters).")
+            raise InvalidRequest("A concept is a short name (at most 80 characters).", key="err_concept_too_long")
         kind = H.KIND_PREFERENCE if concept.lower() in H.PREFERENCE_CONCEPTS else H.KIND_NOTE
         meta = {"concept": concept} if concept else {}
         if doc_id:
@@ -240,7 +243,9 @@ class PDFLearningAssistant:
         with self.lock:
             same = self._same_note(content)
             if same is not None:
-                raise InvalidRequest(f"You already have this note (saved {same.timestamp.astimezone():%Y-%m-%d %H:%M}).")
+                saved = f"{same.timestamp.astimezone():%Y-%m-%d %H:%M}"
+                raise InvalidRequest(f"You already have this note (saved {saved}).", key="err_note_duplicate",
+                                     when=saved)
             key, aliases = concepts.note_concept_key(self, concept) if concept else ("", [])
             if key:
                 meta["concept_key"] = key   # "SVM" and "支持向量机 (SVM)" name one node: which one is kept
@@ -256,14 +261,15 @@ class PDFLearningAssistant:
         """Change a note's text (its concept stays; it is re-embedded and its entities re-linked)."""
         content = (content or "").strip()
         if not content:
-            raise InvalidRequest("The note is empty; write something first.")
+            raise InvalidRequest("The note is empty; write something first.", key="err_note_empty")
         if len(content) > MAX_NOTE_CHARS:
-            raise InvalidRequest(f"A note can hold at most {MAX_NOTE_CHARS:,} characters; split this one up.")
+            raise InvalidRequest(f"A note can hold at most {MAX_NOTE_CHARS:,} characters; split this one up.",
+                                 key="err_note_too_long", n=MAX_NOTE_CHARS)
         with self.lock:
             self._own_note(note_id)
             same = self._same_note(content)
             if same is not None and same.id != note_id:
-                raise InvalidRequest("You already have a note with this text.")
+                raise InvalidRequest("You already have a note with this text.", key="err_note_duplicate_text")
             self.memory.update(note_id, content=content)
             return self._own_note(note_id)
 
@@ -276,7 +282,7 @@ class PDFLearningAssistant:
     def _own_note(self, note_id: str) -> MemoryRef:
         note = next((n for n in self.list_notes() if n.id == note_id), None)
         if note is None:
-            raise InvalidRequest("That note was not found; it may have been deleted.")
+            raise InvalidRequest("That note was not found; it may have been deleted.", key="err_note_not_found")
         return note
 
     def _graph_notice(self) -> str:
@@ -310,7 +316,7 @@ class PDFLearningAssistant:
         filters = filters or RecallFilters()
         types = filters.memory_types or ["working", "episodic", "semantic", "perceptual"]
         if filters.since and filters.until and filters.since > filters.until:
-            raise InvalidRequest("The date range is empty: 'from' is after 'to'.")
+            raise InvalidRequest("The date range is empty: 'from' is after 'to'.", key="err_date_range")
         if query and query.strip():
             hits = self.memory.search(query.strip(), memory_types=types, limit=max(1, min(filters.limit, 200)),
                                       min_importance=filters.min_importance, since=filters.since,

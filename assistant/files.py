@@ -96,7 +96,7 @@ def claim_upload(settings: Settings, user_id: str, landed: str) -> str:
     return its new path. Raises AccessDenied for anything that is not such a freshly received file."""
     source = Path(landed).resolve()
     if source.parent.parent != served_root(settings) or not source.is_file():
-        raise AccessDenied("The upload could not be stored; please upload the file again.")
+        raise AccessDenied("The upload could not be stored; please upload the file again.", key="err_upload_not_stored")
     uploads = user_folder(settings, user_id) / "uploads"
     _remove_stale(uploads)
     target = uploads / source.parent.name / source.name
@@ -111,7 +111,8 @@ def check_upload(settings: Settings, user_id: str, path: str | Path) -> Path:
     person's upload path passed in an API call)."""
     if not _inside(path, user_folder(settings, user_id) / "uploads"):
         log.warning("user %r passed a file that is not one of their uploads: %s", user_id, path)
-        raise AccessDenied(f"'{Path(str(path)).name}' was not uploaded by you; upload it again.")
+        raise AccessDenied(f"'{Path(str(path)).name}' was not uploaded by you; upload it again.",
+                           key="err_upload_not_yours", name=Path(str(path)).name)
     return Path(path).resolve()
 
 

@@ -116,17 +116,20 @@ def render_page(pdf_path: str | Path, page: int, passage: str | None = None, *, 
 
     path = Path(pdf_path)
     if not path.is_file():
-        raise DocumentError("The original file of this document is no longer stored; upload it again to see its pages.")
+        raise DocumentError("The original file of this document is no longer stored; upload it again to see its pages.",
+                            key="err_original_missing")
     ocr_lines = load_ocr_lines(path).get(page, []) if passage else []
     with _pdfium_lock:
         try:
             pdf = pdfium.PdfDocument(str(path))
         except Exception as exc:  # noqa: BLE001 - pdfium raises its own error types
-            raise DocumentError(f"'{path.name}' cannot be opened as a PDF to show its pages.") from exc
+            raise DocumentError(f"'{path.name}' cannot be opened as a PDF to show its pages.",
+                                key="err_pages_not_pdf", name=path.name) from exc
         try:
             count = len(pdf)
             if not 1 <= page <= count:
-                raise DocumentError(f"This document has {count} pages; page {page} does not exist.")
+                raise DocumentError(f"This document has {count} pages; page {page} does not exist.",
+                                    key="err_page_missing", count=count, page=page)
             pdf_page = pdf[page - 1]
             image = pdf_page.render(scale=scale).to_pil().convert("RGBA")
             # Boxes are PDF points, origin bottom left (PDFium text rects and OCR lines alike), of the

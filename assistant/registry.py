@@ -22,7 +22,7 @@ class AssistantRegistry:
         from assistant.facade import PDFLearningAssistant
         from core.errors import InvalidRequest
         if not isinstance(user_id, str) or not user_id.strip():
-            raise InvalidRequest("A user name is required.")
+            raise InvalidRequest("A user name is required.", key="err_user_required")
         user_id = user_id.strip()
         with self._lock:
             found = self._assistants.get(user_id)

@@ -226,7 +226,8 @@ class DocumentTexts:
                 return self._docs[key]
         chunks = store.chunks_of(user_id, doc_id) if key else []
         if not chunks:
-            raise DocumentError("This document is no longer stored; upload it again to see its sections.")
+            raise DocumentError("This document is no longer stored; upload it again to see its sections.",
+                                key="err_sections_missing")
         doc = rebuild_markdown(chunks)
         with self._lock:
             self._docs[key] = doc
@@ -402,7 +403,8 @@ def cited_section(store, user_id: str, record, citation: Citation) -> CitedSecti
     doc = TEXTS.get(store, user_id, record.doc_id)
     runs = locate(doc, citation.chunk_id, citation.quote or "")
     if not runs:
-        raise DocumentError(f"This passage is no longer in '{record.name}'; ask again to cite it afresh.")
+        raise DocumentError(f"This passage is no longer in '{record.name}'; ask again to cite it afresh.",
+                            key="err_passage_gone", name=record.name)
     return section_of(doc, runs, record.name, anchor=anchor(doc, citation.chunk_id, citation.quote or ""))
 
 

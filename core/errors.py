@@ -2,7 +2,15 @@
 
 
 class AssistantError(Exception):
-    """Base of every error a person may see; str(e) is one clear sentence saying what happened and what to do."""
+    """Base of every error a person may see; str(e) is one clear sentence saying what happened and what to do.
+
+    `key` (optional) names the same sentence in static/i18n.json and `values` fill its {placeholders}, so the
+    UI can show it in the person's language: `InvalidRequest("The note is empty; write something first.",
+    key="err_note_empty")`. str(e) stays the English sentence the log and the tests read."""
+
+    def __init__(self, *args, key: str | None = None, **values):
+        super().__init__(*args)
+        self.key, self.values = key, values
 
 
 class DocumentError(AssistantError):
@@ -32,4 +40,5 @@ class EmbeddingMismatch(EmbeddingError):
         self.recorded, self.configured = recorded, configured
         super().__init__(
             f"Your documents were indexed with the embedding model '{recorded}', not '{configured}'; "
-            "switch the embedding model back, or re-index with `python -m rag reindex` before searching.")
+            "switch the embedding model back, or re-index with `python -m rag reindex` before searching.",
+            key="err_embedding_mismatch")

@@ -30,6 +30,7 @@ from core.settings import Settings
 log = logging.getLogger(__name__)
 
 BACKENDS = ("auto", "openai", "local", "none")
+NO_LOCAL_MODEL = "No local model is installed; run `make install`."
 
 
 # -- a blocking producer read with a deadline ---------------------------------------------------------
@@ -73,27 +74,34 @@ def _friendly(exc: Exception, base_url: str | None) -> LLMError:
     where = base_url or "the OpenAI API"
     owner = "whoever runs this app may need to check its language model settings"
     if isinstance(exc, openai.APITimeoutError):
-        msg, hint = f"The language model at {where} did not answer in time; try again.", "LLM_TIMEOUT_S"
+        msg, hint, key = f"The language model at {where} did not answer in time; try again.", "LLM_TIMEOUT_S", \
+            "err_llm_timeout"
     elif isinstance(exc, openai.APIConnectionError):
-        msg, hint = f"Cannot reach the language model at {where}; {owner}.", "OPENAI_BASE_URL"
+        msg, hint, key = f"Cannot reach the language model at {where}; {owner}.", "OPENAI_BASE_URL", \
+            "err_llm_unreachable"
     elif isinstance(exc, openai.AuthenticationError):
-        msg, hint = f"The language model at {where} rejected the API key; {owner}.", "OPENAI_API_KEY"
+        msg, hint, key = f"The language model at {where} rejected the API key; {owner}.", "OPENAI_API_KEY", \
+            "err_llm_settings"
     elif isinstance(exc, openai.RateLimitError):
-        msg, hint = f"The language model at {where} is rate-limiting requests; wait a moment and try again.", ""
+        msg, hint, key = (f"The language model at {where} is rate-limiting requests; wait a moment and try again.",
+                          "", "err_llm_busy")
     elif isinstance(exc, openai.NotFoundError):
-        msg, hint = f"The language model at {where} does not know the model asked for; {owner}.", "LLM_MODEL"
+        msg, hint, key = (f"The language model at {where} does not know the model asked for; {owner}.", "LLM_MODEL",
+                          "err_llm_settings")
     elif isinstance(exc, openai.APIStatusError):
-        msg, hint = (f"The language model at {where} returned an error (HTTP {exc.status_code}); try again "
-                     "later.", "")
+        msg, hint, key = (f"The language model at {where} returned an error (HTTP {exc.status_code}); try again "
+                          "later.", "", "err_llm_failed")
     elif isinstance(exc, _EmptyAnswer) and exc.is_event_stream:
-        msg, hint = f"The language model at {where} sent back an empty answer; {owner}.", "LLM_MODEL (a chat model?)"
+        msg, hint, key = (f"The language model at {where} sent back an empty answer; {owner}.",
+                          "LLM_MODEL (a chat model?)", "err_llm_settings")
     elif isinstance(exc, (_EmptyAnswer, *_UNREADABLE_REPLY)):
-        msg, hint = (f"The language model at {where} sent a reply this app cannot read (not an OpenAI-compatible "
-                     f"answer); {owner}.", "OPENAI_BASE_URL (the server's /v1 address?)")
+        msg, hint, key = (f"The language model at {where} sent a reply this app cannot read (not an OpenAI-compatible "
+                          f"answer); {owner}.", "OPENAI_BASE_URL (the server's /v1 address?)", "err_llm_settings")
     else:
-        msg, hint = f"The language model at {where} failed ({type(exc).__name__}); try again later.", ""
+        msg, hint, key = f"The language model at {where} failed ({type(exc).__name__}); try again later.", "", \
+            "err_llm_failed"
     log.warning("%s%s", msg, f" Setting to check: {hint}." if hint else "")
-    return LLMError(msg)
+    return LLMError(msg, key=key)
 
 
 class LLMClient:
@@ -170,7 +178,7 @@ class LLMClient:
         except _Timeout:
             log.warning("LLM answer stopped after %.1f s (LLM_TIMEOUT_S)", timeout)
             raise LLMError(f"The language model at {self.settings.openai_base_url or 'the OpenAI API'} did not "
-                           f"finish its answer within {timeout:g} s; try again.") from None
+                           f"finish its answer within {timeout:g} s; try again.", key="err_llm_timeout") from None
         finally:
             stop.set()
 
@@ -234,7 +242,7 @@ class _Engine:
             import xllamacpp as xlc
         except ImportError as exc:
             raise LLMError("The local model's runtime (the xllamacpp package) is not installed; "
-                           "run `make install`.") from exc
+                           "run `make install`.", key="err_llm_install") from exc
         import secrets
         started = time.perf_counter()
         p = xlc.CommonParams()
@@ -262,7 +270,8 @@ class _Engine:
         except Exception:  # noqa: BLE001
             log.exception("xllamacpp could not load %s", self.path)
             raise LLMError(f"The local model file {self.path.name} could not be loaded (damaged, not a model "
-                           "llama.cpp knows, or too little memory); see the log for details.") from None
+                           "llama.cpp knows, or too little memory); see the log for details.",
+                           key="err_llm_load_failed") from None
         self.load_seconds = time.perf_counter() - started
         log.info("Loaded the local model %s in %.1f s (%d threads, %d-token context)",
                  self.path.name, self.load_seconds, self.threads, self.n_ctx)
@@ -288,12 +297,12 @@ def _close_engines() -> None:
     _engines.close_all()
 
 
-def _error_sentence(error: object, n_ctx: int) -> str:
+def _local_failure(error: object, n_ctx: int) -> LLMError:
     detail = error if isinstance(error, dict) else {"message": str(error)}
     if detail.get("type") == "exceed_context_size_error":
-        return (f"The question and its passages are too long for the local model's {n_ctx}-token window; "
-                "ask a shorter question or raise LLM_CONTEXT_WINDOW.")
-    return "The local model failed while answering; see the log for details."
+        return LLMError(f"The question and its passages are too long for the local model's {n_ctx}-token window; "
+                        "ask a shorter question or raise LLM_CONTEXT_WINDOW.", key="err_llm_too_long")
+    return LLMError("The local model failed while answering; see the log for details.", key="err_llm_local_failed")
 
 
 class LocalLLM:
@@ -305,7 +314,8 @@ class LocalLLM:
         self.last_timings: dict = {}        # llama.cpp's figures for this client's last answer (prompt_n, cache_n ...)
         self.path = Path(path) if path else local_model.model_file(settings)
         if self.path is None:
-            raise LLMError(local_model.unavailable_reason(settings) or "No local model is installed; run `make install`.")
+            raise LLMError(local_model.unavailable_reason(settings) or NO_LOCAL_MODEL,
+                           key="err_llm_no_local_model")
         self.model = local_model.display_name(settings)
         self._engine = _engines.get(str(self.path.resolve()), lambda: _Engine(self.path, settings))
 
@@ -343,7 +353,8 @@ class LocalLLM:
         try:
             # the answers ahead each stop at LLM_TIMEOUT_S (plus a prompt step): wait about two of them
             if not engine.turn.acquire(timeout=2 * s.llm_timeout_s + 10):
-                raise LLMError("The local model is busy with other questions; try again in a moment.")
+                raise LLMError("The local model is busy with other questions; try again in a moment.",
+                               key="err_llm_busy")
             try:
                 server = engine.server()
                 deadline = time.monotonic() + s.llm_timeout_s
@@ -377,7 +388,7 @@ class LocalLLM:
             for kind, value in _read_until(q, deadline):
                 if kind == "error":
                     log.error("Local model error: %s", value)
-                    raise LLMError(_error_sentence(value, engine.n_ctx))
+                    raise _local_failure(value, engine.n_ctx)
                 yield value
         except _Timeout:
             state["timed_out"] = True
@@ -388,7 +399,8 @@ class LocalLLM:
         if state["timed_out"]:
             log.warning("Local model answer stopped after %.1f s (LLM_TIMEOUT_S)", s.llm_timeout_s)
             raise LLMError(f"The local model did not finish its answer within {s.llm_timeout_s:g} s; "
-                           "ask a shorter question, or try again.")
+                           "ask a shorter question, or try again.",
+                           key="err_llm_local_timeout", seconds=f"{s.llm_timeout_s:g}")
 
     @staticmethod
     def _callback(q: queue.Queue, stop: threading.Event, deadline: float, state: dict) -> Callable[[object], bool]:
@@ -433,7 +445,8 @@ class LocalLLM:
 def _backend(settings: Settings) -> str:
     backend = (settings.llm_backend or "auto").strip().lower()
     if backend not in BACKENDS:
-        raise LLMError(f"LLM_BACKEND '{settings.llm_backend}' is not one of {', '.join(BACKENDS)}; fix it in .env.")
+        raise LLMError(f"LLM_BACKEND '{settings.llm_backend}' is not one of {', '.join(BACKENDS)}; fix it in .env.",
+                       key="err_llm_settings")
     return backend
 
 
@@ -447,7 +460,8 @@ def get_llm(settings: Settings) -> LLMClient | LocalLLM | None:
     if backend == "local":
         path = local_model.model_file(settings)
         if path is None:
-            raise LLMError(local_model.unavailable_reason(settings) or "No local model is installed; run `make install`.")
+            raise LLMError(local_model.unavailable_reason(settings) or NO_LOCAL_MODEL,
+                           key="err_llm_no_local_model")
         return LocalLLM(settings, path)
     try:                                   # auto, no endpoint: the local model if there is one
         path = local_model.model_file(settings)

@@ -65,7 +65,8 @@ DEFAULT_MODEL = "qwen2.5-coder-0.5b"
 def packaged_model(name: str) -> PackagedModel:
     key = (name or "").strip().lower()
     if key not in MODELS:
-        raise LLMError(f"LLM_LOCAL_MODEL '{name}' is not a packaged model; use one of: {', '.join(MODELS)}.")
+        raise LLMError(f"LLM_LOCAL_MODEL '{name}' is not a packaged model; use one of: {', '.join(MODELS)}.",
+                       key="err_llm_settings")
     return MODELS[key]
 
 
@@ -190,7 +191,7 @@ def join_slices(slices: list[Path], target: Path, *, size: int, sha256: str, lab
             total = sum(p.stat().st_size for p in slices)
             if total != size:
                 raise LLMError(f"The installed pieces of {label} add up to {total:,} bytes instead of {size:,}; "
-                               f"reinstall them with `{reinstall}`.")
+                               f"reinstall them with `{reinstall}`.", key="err_llm_install")
             tmp = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
             try:
                 h = hashlib.sha256()
@@ -206,7 +207,7 @@ def join_slices(slices: list[Path], target: Path, *, size: int, sha256: str, lab
                 if digest != sha256:
                     log.error("Joined %s: sha256 %s, expected %s; file deleted", label, digest, sha256)
                     raise LLMError(f"The joined file of {label} does not match its published sha256, so it was "
-                                   f"deleted; reinstall the packages with `{reinstall}`.")
+                                   f"deleted; reinstall the packages with `{reinstall}`.", key="err_llm_install")
                 os.replace(tmp, target)
             finally:
                 _remove(tmp)
@@ -216,7 +217,7 @@ def join_slices(slices: list[Path], target: Path, *, size: int, sha256: str, lab
     except OSError as exc:
         log.exception("Could not join %s into %s", label, target)
         raise LLMError(f"Could not write {label} to {target.parent} ({exc.strerror or exc}); free some disk space "
-                       "or set LLM_MODEL_DIR to another folder.") from exc
+                       "or set LLM_MODEL_DIR to another folder.", key="err_llm_disk") from exc
 
 
 # -- the entry points ---------------------------------------------------------------------------------
@@ -249,7 +250,7 @@ def model_file(settings: Settings) -> Path | None:
         path = Path(settings.llm_model_path).expanduser()
         if not path.is_file():
             raise LLMError(f"LLM_MODEL_PATH points to {path}, which does not exist; fix the path or unset "
-                           "LLM_MODEL_PATH to use the packaged model.")
+                           "LLM_MODEL_PATH to use the packaged model.", key="err_llm_settings")
         return path
     model = packaged_model(settings.llm_local_model)
     target = model_dir(settings) / model.file_name
@@ -275,7 +276,8 @@ def check_gguf(path: Path) -> None:
         with open(path, "rb") as f:
             head = f.read(4)
     except OSError as exc:
-        raise LLMError(f"Cannot read the local model file {path} ({exc.strerror}); check its permissions.") from exc
+        raise LLMError(f"Cannot read the local model file {path} ({exc.strerror}); check its permissions.",
+                       key="err_llm_settings") from exc
     if head != GGUF_MAGIC:
         raise LLMError(f"{path} is not a GGUF model file; point LLM_MODEL_PATH at a .gguf file "
-                       "or unset it to use the packaged model.")
+                       "or unset it to use the packaged model.", key="err_llm_settings")

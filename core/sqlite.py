@@ -19,4 +19,4 @@ def open_database(path: Path, schema: str, *, unavailable: str) -> sqlite3.Conne
         conn.executescript(schema)
         return conn
     except sqlite3.Error as exc:
-        raise StoreUnavailable(unavailable) from exc
+        raise StoreUnavailable(unavailable, key="err_store_unopenable") from exc

@@ -243,10 +243,11 @@ def _open_vector_store(settings: Settings) -> VectorStore:
         if settings.qdrant_url:
             raise StoreUnavailable(
                 f"Cannot reach the Qdrant server at {settings.qdrant_url}; start it or unset "
-                "QDRANT_URL to use the embedded store.") from exc
+                "QDRANT_URL to use the embedded store.", key="err_store_unreachable") from exc
         raise StoreUnavailable(
             f"Cannot open the vector store in {settings.data_dir / 'qdrant'}: another program "
-            "(a second copy of the app or CLI?) may be using it; stop it and try again.") from exc
+            "(a second copy of the app or CLI?) may be using it; stop it and try again.",
+            key="err_store_in_use") from exc
 
 
 def lock_folder(path: Path, data_dir: Path) -> TextIO:
@@ -260,7 +261,7 @@ def lock_folder(path: Path, data_dir: Path) -> TextIO:
     except portalocker.exceptions.LockException:
         handle.close()
         log.info("the vector folder %s is locked by another process", path)
-        raise StoreUnavailable(FOLDER_IN_USE.format(data_dir=data_dir)) from None
+        raise StoreUnavailable(FOLDER_IN_USE.format(data_dir=data_dir), key="err_store_in_use") from None
     return handle
 
 

@@ -71,10 +71,11 @@ def check_importance(value) -> float:
 
 def check_content(content) -> str:
     if not isinstance(content, str) or not content.strip():
-        raise InvalidRequest("A memory needs some text: the content is empty.")
+        raise InvalidRequest("A memory needs some text: the content is empty.", key="err_memory_empty")
     if len(content) > MAX_CONTENT_CHARS:
         raise InvalidRequest(f"A memory can hold at most {MAX_CONTENT_CHARS:,} characters; "
-                             f"this one has {len(content):,}, so split it up.")
+                             f"this one has {len(content):,}, so split it up.",
+                             key="err_memory_too_long", n=MAX_CONTENT_CHARS)
     return content.strip()
 
 
@@ -82,7 +83,8 @@ def check_query_length(query: str) -> str:
     """A search typed by a person or an agent (recall, MemoryTool search): at most MAX_QUERY_CHARS."""
     if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
         raise InvalidRequest(f"A memory search can be at most {MAX_QUERY_CHARS:,} characters; this one has "
-                             f"{len(query):,}, so search for a shorter phrase.")
+                             f"{len(query):,}, so search for a shorter phrase.",
+                             key="err_memory_search_too_long", n=MAX_QUERY_CHARS)
     return query
 
 
@@ -243,14 +245,15 @@ class MemoryManager:
         """The best memories for `query`, scored by each type's documented formula, best first.
         `since` / `until` bound when the memory happened; `min_importance` is a floor."""
         if not isinstance(query, str) or not query.strip():
-            raise InvalidRequest("Type something to search your memories for: the query is empty.")
+            raise InvalidRequest("Type something to search your memories for: the query is empty.",
+                                 key="err_memory_search_empty")
         limit = check_limit(limit)
         types = self._types(memory_type, memory_types)
         if min_importance is not None:
             min_importance = check_importance(min_importance)
         since_dt, until_dt = to_utc(since, default_now=False), to_utc(until, default_now=False)
         if since_dt and until_dt and since_dt > until_dt:
-            raise InvalidRequest("The time range is empty: 'since' is after 'until'.")
+            raise InvalidRequest("The time range is empty: 'since' is after 'until'.", key="err_time_range")
         filters = SearchFilters(since=since_dt.timestamp() if since_dt else None,
                                 until=until_dt.timestamp() if until_dt else None,
                                 min_importance=min_importance, session_id=session_id)
@@ -310,7 +313,7 @@ class MemoryManager:
         item = self.get(memory_id)
         if item is None:
             raise MemoryNotFound(f"There is no memory '{memory_id}' for user '{self.user_id}'; "
-                                 "it may have been removed or forgotten.")
+                                 "it may have been removed or forgotten.", key="err_memory_not_found")
         return item
 
     def update(self, memory_id: str, *, content: str | None = None, importance: float | None = None,

@@ -100,7 +100,8 @@ class SemanticMemory(VectorBackedMemory):
                 raise
             log.exception("writing to the graph store failed")
             raise StoreUnavailable("Could not save the memory's concepts in the graph store; "
-                                   "check the graph database (or NEO4J_URI) and try again.") from exc
+                                   "check the graph database (or NEO4J_URI) and try again.",
+                                   key="err_concepts_not_saved") from exc
 
     def reindex(self, item: MemoryItem) -> None:
         ex = extract(item.content)

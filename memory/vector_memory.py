@@ -147,7 +147,7 @@ class VectorBackedMemory:
             log.exception("writing memory vectors failed")
             self._undo_add(items)
             raise StoreUnavailable("Could not save the memory in the vector store; check the data folder "
-                                   "(or QDRANT_URL) and try again.") from exc
+                                   "(or QDRANT_URL) and try again.", key="err_memory_not_saved") from exc
 
         index = self.dense_index
         if index is not None:

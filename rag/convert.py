@@ -80,9 +80,11 @@ def convert_file(path: str | Path, progress: Progress | None = None,
     path = Path(path)
     name = path.name
     if not path.exists():
-        raise DocumentError(f"'{name}' was not found; check the file path and try again.")
+        raise DocumentError(f"'{name}' was not found; check the file path and try again.",
+                            key="err_file_not_found", name=name)
     if not path.is_file():
-        raise DocumentError(f"'{name}' is a folder, not a file; choose a document file instead.")
+        raise DocumentError(f"'{name}' is a folder, not a file; choose a document file instead.",
+                            key="err_file_is_folder", name=name)
     try:
         size = path.stat().st_size
         with path.open("rb") as fh:
@@ -90,9 +92,11 @@ def convert_file(path: str | Path, progress: Progress | None = None,
     except OSError as exc:
         log.warning("Cannot read %s: %s", path, exc)
         raise DocumentError(f"'{name}' cannot be opened ({exc.strerror or 'permission denied'}); "
-                            "check the file's permissions and try again.") from None
+                            "check the file's permissions and try again.",
+                            key="err_file_no_access", name=name) from None
     if size == 0:
-        raise DocumentError(f"'{name}' is empty (0 bytes); upload a file that contains the document.")
+        raise DocumentError(f"'{name}' is empty (0 bytes); upload a file that contains the document.",
+                            key="err_file_empty", name=name)
 
     fmt = _detect_format(path, head)
     extension = next(ext for ext, f in SUPPORTED_FORMATS.items() if f == fmt)
@@ -108,21 +112,22 @@ def convert_file(path: str | Path, progress: Progress | None = None,
                 raise attempt.exc_info[1] from None
         log.warning("MarkItDown failed on %s: %s", path, exc)
         raise DocumentError(f"'{name}' could not be read as {_describe(fmt)} (it may be damaged); "
-                            "open and re-save it, then upload it again.") from None
+                            "open and re-save it, then upload it again.", key="err_file_damaged", name=name) from None
     except UnsupportedFormatException:
         log.warning("MarkItDown has no converter for %s", path)
-        raise DocumentError(f"'{name}' is in a format this app cannot read; {_SUPPORTED_HINT}.") from None
+        raise DocumentError(f"'{name}' is in a format this app cannot read; {_SUPPORTED_HINT}.",
+                            key="err_file_unsupported", name=name) from None
     except Exception:
         log.exception("Unexpected failure converting %s", path)
         raise DocumentError(f"'{name}' could not be converted (it may be damaged); open and re-save it, "
-                            "then upload it again.") from None
+                            "then upload it again.", key="err_file_damaged", name=name) from None
 
     if fmt == "pdf" and not isinstance(result, PdfConversionResult):
         # Our PDF reader refused the file and MarkItDown moved on to a converter that reads anything
         # (a damaged PDF that happens to be plain ASCII comes back as its own bytes): refuse it.
         log.warning("%s: the PDF reader refused it; %s accepted it instead", name, type(result).__name__)
         raise DocumentError(f"'{name}' is damaged and cannot be opened as a PDF; re-download or re-export it "
-                            "and upload it again.")
+                            "and upload it again.", key="err_pdf_damaged", name=name)
     if isinstance(result, PdfConversionResult):
         pdf_text = result.pdf_text
         markdown = pdf_text.markdown
@@ -137,7 +142,8 @@ def convert_file(path: str | Path, progress: Progress | None = None,
         doc = ConvertedDocument(markdown=markdown, title="", source_format=fmt)
 
     if not re.search(r"[^\W_]", doc.markdown):
-        raise DocumentError(f"'{name}' contains no readable text; upload a document that has text in it.")
+        raise DocumentError(f"'{name}' contains no readable text; upload a document that has text in it.",
+                            key="err_no_readable_text", name=name)
     doc.headings = parse_markdown_headings(doc.markdown)
     title_area = doc.pages[min(2, len(doc.pages) - 1)].char_end if doc.pages else len(doc.markdown)
     doc.title = choose_title(result.title, [h for h in doc.headings if h.char_offset < title_area], path)
@@ -199,15 +205,18 @@ def _detect_format(path: Path, head: bytes) -> str:
     fmt = SUPPORTED_FORMATS.get(extension)
     if fmt == "pdf" and not is_pdf:
         raise DocumentError(f"'{name}' is named .pdf but is not a PDF (it looks like {_sniff(head)}); "
-                            "upload the original PDF or rename the file to its real type.")
+                            "upload the original PDF or rename the file to its real type.",
+                            key="err_not_a_pdf", name=name)
     if fmt in _ZIP_FORMATS and not head.startswith(b"PK\x03\x04"):
         raise DocumentError(f"'{name}' is named {extension} but is not {_ZIP_FORMATS[fmt]} "
-                            f"(it looks like {_sniff(head)}); upload the original file.")
+                            f"(it looks like {_sniff(head)}); upload the original file.",
+                            key="err_file_not_its_type", name=name, extension=extension)
     if fmt in _TEXT_FORMATS and not is_pdf:
         kind = _sniff(head)
         if kind not in ("plain text", "an HTML page", "binary data"):   # "binary data" may be UTF-16 text
             raise DocumentError(f"'{name}' is named {extension} but is not a text file (it looks like {kind}); "
-                                "upload the original file.")
+                                "upload the original file.",
+                                key="err_file_not_its_type", name=name, extension=extension)
     if fmt in _TEXT_FORMATS and is_pdf:
         return "pdf"
     if fmt:
@@ -218,7 +227,8 @@ def _detect_format(path: Path, head: bytes) -> str:
     if kind == "plain text" and not extension:
         return "txt"
     shown = f"{extension} file" if extension else "file without an extension"
-    raise DocumentError(f"'{name}' is a {shown} ({kind}), which this app cannot read; {_SUPPORTED_HINT}.")
+    raise DocumentError(f"'{name}' is a {shown} ({kind}), which this app cannot read; {_SUPPORTED_HINT}.",
+                        key="err_file_unsupported", name=name)
 
 
 def _sniff(head: bytes) -> str:

@@ -173,7 +173,8 @@ def extract_figures(pdf: str | Path | bytes, *, ocr: bool = True, max_figures: i
         try:
             document = pdfium.PdfDocument(bytes(data))
         except pdfium.PdfiumError as exc:
-            raise DocumentError("The PDF cannot be opened to find its figures; it may be damaged or locked.") from exc
+            raise DocumentError("The PDF cannot be opened to find its figures; it may be damaged or locked.",
+                                key="err_figures_unopenable") from exc
     try:
         pages = _scan_pages(document, progress)
         candidates = _figures_of(pages)

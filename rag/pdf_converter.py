@@ -171,13 +171,14 @@ def read_pdf(data: bytes, name: str = "This PDF", progress: Progress | None = No
     """
     label = f"'{name}'" if name != "This PDF" else name
     if not data:
-        raise DocumentError(f"{label} is empty (0 bytes); upload a file that contains the document.")
+        raise DocumentError(f"{label} is empty (0 bytes); upload a file that contains the document.",
+                            key="err_file_empty", name=name)
     with PDFIUM_LOCK:
         try:
             pdf = pdfium.PdfDocument(data)
         except pdfium.PdfiumError as exc:
             log.info("PDFium could not open %s: %s (err_code=%s)", name, exc, getattr(exc, "err_code", None))
-            raise DocumentError(_unopenable_message(data, label)) from None
+            raise _unopenable(data, label, name) from None
     try:
         return _read_document(pdf, name, label, progress, ocr_max_pages)
     except DocumentError:
@@ -185,29 +186,30 @@ def read_pdf(data: bytes, name: str = "This PDF", progress: Progress | None = No
     except Exception:
         log.exception("Failed while reading %s", name)
         raise DocumentError(f"{label} could not be read (the PDF may be damaged); re-export it and upload "
-                            "it again.") from None
+                            "it again.", key="err_pdf_unreadable", name=name) from None
     finally:
         with PDFIUM_LOCK:
             pdf.close()
 
 
-def _unopenable_message(data: bytes, label: str) -> str:
+def _unopenable(data: bytes, label: str, name: str) -> DocumentError:
     """Why PDFium refused the file, in one sentence. pypdfium2 also refuses a PDF that parses but has no
     pages, and then reports PDFium's last error code, which is process-global and left over from an earlier
     file (an encrypted upload makes the next zero-page one look password-protected). So the page count is
     checked first, and the encryption sentences need an /Encrypt dictionary in this file's own bytes."""
     if _parses_with_no_pages(data):
-        return f"{label} has no pages; export the document again with its pages and upload that instead."
+        return DocumentError(f"{label} has no pages; export the document again with its pages and upload that "
+                             "instead.", key="err_pdf_no_pages", name=name)
     code = pdfium_c.FPDF_GetLastError()     # the load in _parses_with_no_pages just failed: this file's own code
     encrypted = b"/Encrypt" in data          # the trailer (or xref stream) dictionary is never compressed
     if encrypted and code == pdfium_c.FPDF_ERR_PASSWORD:
-        return (f"{label} is password-protected; save an unlocked copy (without a password) "
-                "and upload that instead.")
+        return DocumentError(f"{label} is password-protected; save an unlocked copy (without a password) "
+                             "and upload that instead.", key="err_pdf_password", name=name)
     if encrypted and code == pdfium_c.FPDF_ERR_SECURITY:
-        return (f"{label} uses an encryption scheme this app cannot open; save an unlocked "
-                "copy and upload that instead.")
-    return (f"{label} is damaged and cannot be opened as a PDF; re-download or re-export it "
-            "and upload it again.")
+        return DocumentError(f"{label} uses an encryption scheme this app cannot open; save an unlocked "
+                             "copy and upload that instead.", key="err_pdf_encryption", name=name)
+    return DocumentError(f"{label} is damaged and cannot be opened as a PDF; re-download or re-export it "
+                         "and upload it again.", key="err_pdf_damaged", name=name)
 
 
 def _parses_with_no_pages(data: bytes) -> bool:
@@ -271,7 +273,7 @@ def _read_document(pdf: pdfium.PdfDocument, name: str, label: str, progress: Pro
                "unreadable" if i in scanned else "empty" for i, lines in enumerate(pages)]
 
     if not any(pages):
-        raise DocumentError(_no_text_message(label, page_count, bool(scanned), ocr_available))
+        raise _no_text(label, name, page_count, bool(scanned), ocr_available)
     for index in over_limit:
         sources[index] = "over_limit"
     warnings = _page_warnings(sources, ocr_available, ocr_max_pages)
@@ -354,16 +356,18 @@ def _ocr_line(line: ocr.OcrLine) -> _Line:
     return _Line(text=line.text, top=top, end_top=top, left=left, right=right, para_break=line.para_break)
 
 
-def _no_text_message(label: str, page_count: int, scanned: bool, ocr_available: bool) -> str:
+def _no_text(label: str, name: str, page_count: int, scanned: bool, ocr_available: bool) -> DocumentError:
     plural = "s" if page_count != 1 else ""
     if scanned and ocr_available:
-        return (f"{label} has no text layer on any of its {page_count} page{plural} (it looks scanned) and OCR "
-                "found no readable text in it; upload a clearer scan or a PDF with a text layer.")
+        return DocumentError(f"{label} has no text layer on any of its {page_count} page{plural} (it looks scanned) "
+                             "and OCR found no readable text in it; upload a clearer scan or a PDF with a text layer.",
+                             key="err_pdf_scan_unreadable", name=name)
     if scanned:
-        return (f"{label} has no text layer on any of its {page_count} page{plural} (it looks scanned) and OCR "
-                "is not available on this server; use a PDF with a text layer.")
-    return (f"{label} contains no selectable text on any of its {page_count} page{plural}; "
-            "use a PDF with a text layer.")
+        return DocumentError(f"{label} has no text layer on any of its {page_count} page{plural} (it looks scanned) "
+                             "and OCR is not available on this server; use a PDF with a text layer.",
+                             key="err_pdf_scan_no_ocr", name=name)
+    return DocumentError(f"{label} contains no selectable text on any of its {page_count} page{plural}; "
+                         "use a PDF with a text layer.", key="err_pdf_no_text", name=name)
 
 
 def _page_warnings(sources: list[str], ocr_available: bool, ocr_max_pages: int = 0) -> list[str]:

@@ -18,7 +18,7 @@ from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError
 from core.llm import get_llm
 from core.registry import ProcessRegistry
 from core.settings import Settings, get_settings
-from core.text import clean_document_name, search_tokens
+from core.text import clean_document_name, detect_language, search_tokens
 from core.vectors import get_vector_store
 from rag import prompts
 from rag.answer import (add_supporting_quote, attribute_uncited, citation_for, extractive_answer, focused_sources,
@@ -86,11 +86,14 @@ class RAGTool:
         path = Path(path)
         name = clean_document_name(name, fallback=path.name)
         if not path.is_file():
-            raise DocumentError(f"'{name}' was not found; check the path and try again.")
+            raise DocumentError(f"'{name}' was not found; check the path and try again.",
+                                key="err_file_not_found", name=name)
         size = path.stat().st_size
         if size > self.settings.max_upload_mb * 1024 * 1024:
             raise DocumentError(f"'{name}' is {size / 2**20:.0f} MB, over the {self.settings.max_upload_mb} MB limit; "
-                                "split it into parts and upload those.")
+                                "split it into parts and upload those.",
+                                key="err_file_too_large", name=name, mb=f"{size / 2**20:.0f}",
+                                limit=self.settings.max_upload_mb)
         started = time.perf_counter()
         doc_id = file_digest(path)
         existing = self.store.get_document(self.user_id, doc_id)
@@ -105,7 +108,8 @@ class RAGTool:
             raise
         except Exception as exc:  # noqa: BLE001 - a converter bug must not crash the app
             log.exception("converting %s failed", path)
-            raise DocumentError(f"'{name}' could not be read ({type(exc).__name__}); the file may be damaged.") from exc
+            raise DocumentError(f"'{name}' could not be read ({type(exc).__name__}); the file may be damaged.",
+                                key="err_file_unreadable", name=name) from exc
         stages["convert"] = time.perf_counter() - t
         source_format = converted.source_format or path.suffix.lstrip(".").lower()
         return self._index(doc_id, name, converted, source_format, size, started, stages, source_file=path,
@@ -114,7 +118,7 @@ class RAGTool:
     def add_text(self, text: str, title: str = "note", name: str | None = None) -> IngestResult:
         """Index Markdown / plain text given directly (e.g. pasted notes)."""
         if not text or not text.strip():
-            raise InvalidRequest("The text is empty; there is nothing to add.")
+            raise InvalidRequest("The text is empty; there is nothing to add.", key="err_text_empty")
         started = time.perf_counter()
         doc_id = hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
         name = clean_document_name(name, fallback=f"{title}.md")
@@ -132,7 +136,8 @@ class RAGTool:
         chunks = chunk_document(converted, doc_id, size=self.settings.chunk_size, overlap=self.settings.chunk_overlap)
         stages["chunk"] = time.perf_counter() - t
         if not chunks:
-            raise DocumentError(f"'{name}' contains no text to index; if it is a scan, use a PDF with a text layer.")
+            raise DocumentError(f"'{name}' contains no text to index; if it is a scan, use a PDF with a text layer.",
+                                key="err_no_text_to_index", name=name)
         title = converted.title or Path(name).stem
         context = document_context(name, title)
         index_texts = [embedding_text(context, c.heading_path, c.text, c.context_prefix) for c in chunks]
@@ -273,7 +278,7 @@ class RAGTool:
     # -- retrieval and answers --------------------------------------------------------------------
     def retrieve(self, query: str, **options) -> RetrievalResult:
         if not query or not query.strip():
-            raise InvalidRequest("The question is empty; type a question first.")
+            raise InvalidRequest("The question is empty; type a question first.", key="err_question_empty")
         return self.retriever.search(self.user_id, query.strip(), RetrievalOptions.from_settings(self.settings, **options))
 
     def search(self, query: str, **options) -> list[SearchHit]:
@@ -338,7 +343,8 @@ class RAGTool:
                     emitted = True
                     yield item
         except LLMError as exc:
-            notices.append(f"{exc} Showing the passages that answer it best instead.")
+            zh = detect_language(question) == "zh"
+            notices.append(prompts.LLM_FAILED_NOTICE_ZH if zh else prompts.LLM_FAILED_NOTICE.format(error=exc))
             if emitted:
                 yield "\n\n"
             answer = extractive_answer(question, evidence)
@@ -356,7 +362,8 @@ class RAGTool:
         if not answer.citations:   # nothing the model wrote is backed by a source: the sources still show
             answer.citations = [citation_for(s.n, s.hit, quote=s.text, support=s.support) for s in sources]
         if "⚠" in answer.text:
-            notices.append(prompts.UNSUPPORTED_NOTICE)
+            zh = detect_language(question) == "zh"
+            notices.append(prompts.UNSUPPORTED_NOTICE_ZH if zh else prompts.UNSUPPORTED_NOTICE)
         return answer
 
     def ask(self, question: str, **kwargs) -> Answer:

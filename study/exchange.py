@@ -76,13 +76,14 @@ def read_cards_file(path: Path) -> list[dict]:
     HTML fields, cloze {{c1::…}}) or from our own CSV. Each: {front, back, kind, document, page, quote}."""
     path = Path(path)
     if path.stat().st_size > MAX_IMPORT_BYTES:
-        raise InvalidRequest(f"A deck file can be at most {MAX_IMPORT_BYTES // 1_000_000} MB; split it up.")
+        raise InvalidRequest(f"A deck file can be at most {MAX_IMPORT_BYTES // 1_000_000} MB; split it up.",
+                             key="err_deck_too_big", mb=MAX_IMPORT_BYTES // 1_000_000)
     raw = path.read_bytes()
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InvalidRequest("The deck file is not UTF-8 text; export it from Anki as "
-                             "\"Notes in Plain Text\" or as CSV.") from None
+                             "\"Notes in Plain Text\" or as CSV.", key="err_deck_not_utf8") from None
     headers, body = _headers(text)
     rows = list(csv.reader(io.StringIO(body), delimiter=_separator(headers, body)))
     columns = _columns(headers, rows)
@@ -96,9 +97,11 @@ def read_cards_file(path: Path) -> list[dict]:
         if card:
             out.append(card)
         if len(out) > MAX_IMPORT_ROWS:
-            raise InvalidRequest(f"A deck file can hold at most {MAX_IMPORT_ROWS:,} cards; split it up.")
+            raise InvalidRequest(f"A deck file can hold at most {MAX_IMPORT_ROWS:,} cards; split it up.",
+                                 key="err_deck_too_many", n=MAX_IMPORT_ROWS)
     if not out:
-        raise InvalidRequest("No cards were found in the file: it needs a front and a back on each line.")
+        raise InvalidRequest("No cards were found in the file: it needs a front and a back on each line.",
+                             key="err_deck_no_cards")
     return out
 
 

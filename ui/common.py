@@ -36,7 +36,7 @@ class Context:
     def user_of(self, request: gr.Request | None) -> str:
         name = getattr(request, "username", None) if request is not None else None
         if self.auth_enabled and not name:
-            raise AssistantError("Please log in again; your session has no user.")
+            raise AssistantError("Please log in again; your session has no user.", key="err_session_no_user")
         return name or self.settings.default_user
 
     def assistant_for(self, request: gr.Request | None):
@@ -87,6 +87,9 @@ def citation_label(request, citation: Citation) -> str:
     return f"[{citation.n}] {citation.doc_name}" + (f" · {pages}" if pages else "")
 
 
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December"]   # memory.episodic.date_label writes them in English
+
 # Memory contents the assistant writes in English (assistant/ask.py, assistant/facade.py), shown in the
 # person's language: (pattern, key) — the pattern's named groups fill the key's placeholders.
 STORED_SENTENCES = [
@@ -96,6 +99,9 @@ STORED_SENTENCES = [
     (re.compile(r"^Loaded the document '(?P<name>.*)' \((?P<details>.*)\)\.$"), "mem_text_loaded"),
     (re.compile(r"^Removed the document '(?P<name>.*)'\.$"), "mem_text_removed"),
     (re.compile(r"^The answer quoted '(?P<name>.*)', which has since been removed\.$"), "mem_text_cited_removed"),
+    # a day's summary (memory/rollup.py): "On 2 March 2025, 37 earlier activities: Asked: …"
+    (re.compile(r"^On (?P<day>\d{1,2}) (?P<month>" + "|".join(_MONTHS) + r") (?P<year>\d{4}), "
+                r"(?P<count>\d+) earlier activities: (?P<text>.*)$", re.S), "mem_text_rollup"),
 ]
 
 
@@ -113,6 +119,8 @@ def stored_text(request, content: str) -> str:
                 if "details" in values:      # "Title; 12 pages" → "Title; 12 页"
                     values["details"] = re.sub(r"\b(\d+) (pages?|sections?)\b", lambda m: t(
                         request, f"n_{m.group(2)}", n=int(m.group(1))), values["details"])
+                if "month" in values:        # "March" → 3, for "2025年3月2日"
+                    values["month"] = _MONTHS.index(values["month"]) + 1
                 lines[i] = t(request, key, **values)
                 break
     return "\n".join(lines)
@@ -132,8 +140,13 @@ def when(moment: datetime) -> str:
 
 
 def failure(request, exc: Exception) -> str:
-    """One sentence for the person: the error's own for AssistantError, else a generic one (logged)."""
+    """One sentence for the person: the error's own for AssistantError (in the person's language when it has
+    a key with a translation), else a generic one (logged)."""
     if isinstance(exc, AssistantError):
+        key, lang = getattr(exc, "key", None), lang_of(request)
+        # English is the raise site's own sentence: one source of truth, never an i18n.json copy that drifts
+        if lang != "en" and key and key in TEXT[lang]:
+            return t(request, key, **exc.values)
         return str(exc)
     log.exception("handler failed")
     return t(request, "msg_error", kind=type(exc).__name__)

@@ -237,7 +237,8 @@ def ask(qa: QA, question, history, shown_before, cite_map, mqe, hyde, session, r
                 shown[-1] = {"role": "assistant", "content": chat_markdown(text)}
                 yield {qa.chatbot: shown}
         if result is None:
-            raise AssistantError("The answer stopped before it was finished; please ask again.")
+            raise AssistantError("The answer stopped before it was finished; please ask again.",
+                                 key="err_answer_stopped")
     except Exception as exc:  # noqa: BLE001
         message = failure(request, exc)
         gr.Warning(message)

@@ -183,14 +183,14 @@ class Neo4jGraphStore(GraphStore):
         if scheme not in BOLT_SCHEMES:        # driver 6 also takes http:// (a preview HTTP API): not ours
             raise GraphStoreUnavailable(
                 f"NEO4J_URI {uri!r} is not a Neo4j Bolt address: use bolt://host:7687 or "
-                f"neo4j://host:7687, or unset NEO4J_URI to use the embedded graph.")
+                f"neo4j://host:7687, or unset NEO4J_URI to use the embedded graph.", key="err_graph_unavailable")
         try:
             self._driver = GraphDatabase.driver(uri, auth=auth, connection_timeout=connection_timeout,
                                                 max_transaction_retry_time=0.0)   # see _run
         except (ConfigurationError, ValueError) as e:
             raise GraphStoreUnavailable(
                 f"NEO4J_URI {uri!r} is not a Neo4j Bolt address ({_reason(e)}): use bolt://host:7687 or "
-                f"neo4j://host:7687, or unset NEO4J_URI to use the embedded graph.") from e
+                f"neo4j://host:7687, or unset NEO4J_URI to use the embedded graph.", key="err_graph_unavailable") from e
         try:
             self._driver.verify_connectivity()
             with self._session() as session:            # proves the database exists and is usable

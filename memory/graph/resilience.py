@@ -88,7 +88,7 @@ class ConnectBackoff:
         with self._lock:
             known = self._failures.get(key)
             if known and known[0].waiting:
-                raise GraphStoreUnavailable(known[1])
+                raise GraphStoreUnavailable(known[1], key="err_graph_unavailable")
         try:
             store = connect()
         except GraphStoreUnavailable as exc:
@@ -260,11 +260,11 @@ class OutboxGraphStore(GraphStore):
     def _read(self, call: Callable[[], T]) -> T:
         with self._lock:
             if self._cooling_down():
-                raise GraphStoreUnavailable(self._down)
+                raise GraphStoreUnavailable(self._down, key="err_graph_unavailable")
             if self._outbox.count():
                 self._replay()                       # the server may be back: bring it up to date first
                 if self._cooling_down():
-                    raise GraphStoreUnavailable(self._down)
+                    raise GraphStoreUnavailable(self._down, key="err_graph_unavailable")
         try:
             result = call()
         except GraphStoreUnavailable as exc:

@@ -103,7 +103,7 @@ class SQLiteGraphStore(GraphStore):
         except (OSError, sqlite3.Error) as e:
             raise GraphStoreUnavailable(
                 f"Cannot open the embedded graph database at {path}: {e}. "
-                f"Check that the data folder is writable.") from e
+                f"Check that the data folder is writable.", key="err_graph_unavailable") from e
         self._lock = threading.RLock()
         self._closed = False
 
