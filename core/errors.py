@@ -42,3 +42,15 @@ class EmbeddingMismatch(EmbeddingError):
             f"Your documents were indexed with the embedding model '{recorded}', not '{configured}'; "
             "switch the embedding model back, or re-index with `python -m rag reindex` before searching.",
             key="err_embedding_mismatch")
+
+
+class Notice(str):
+    """A sentence for the person that is not an error (a page read by OCR, a page left unread): a str of the
+    English sentence, so code that logs, stores or joins it needs nothing new, plus an i18n key and values so
+    the UI can show it in the person's language (`ui.common.said`). Stored and read back, it is a plain str
+    again, shown in English."""
+
+    def __new__(cls, text: str, key: str | None = None, **values):
+        notice = super().__new__(cls, text)
+        notice.key, notice.values = key, values
+        return notice

@@ -34,7 +34,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from markitdown import DocumentConverter, DocumentConverterResult, StreamInfo
 
-from core.errors import DocumentError
+from core.errors import DocumentError, Notice
 from rag import ocr
 from rag.tables import Table, apply_tables, find_tables
 from rag.types import PageSpan
@@ -377,19 +377,22 @@ def _page_warnings(sources: list[str], ocr_available: bool, ocr_max_pages: int =
     read = [i + 1 for i, source in enumerate(sources) if source == "ocr"]
     unreadable = [i + 1 for i, source in enumerate(sources) if source == "unreadable"]
     if read:
-        one = len(read) == 1
-        warnings.append(f"{'page' if one else 'pages'} {_page_ranges(read)} {'was' if one else 'were'} scanned "
-                        f"and read by OCR, so {'its' if one else 'their'} text may contain recognition mistakes")
+        one, pages = len(read) == 1, _page_ranges(read)
+        warnings.append(Notice(f"{'page' if one else 'pages'} {pages} {'was' if one else 'were'} scanned "
+                               f"and read by OCR, so {'its' if one else 'their'} text may contain recognition mistakes",
+                               key="notice_pages_ocr", pages=pages))
     if unreadable:
-        one = len(unreadable) == 1
+        one, pages = len(unreadable) == 1, _page_ranges(unreadable)
         reason = ("OCR found no readable text on " + ("it" if one else "them") if ocr_available
                   else "OCR is not available")
-        warnings.append(f"{'page' if one else 'pages'} {_page_ranges(unreadable)} {'has' if one else 'have'} no "
-                        f"text layer (scanned?) and {reason}, so {'it' if one else 'they'} cannot be searched")
+        warnings.append(Notice(f"{'page' if one else 'pages'} {pages} {'has' if one else 'have'} no "
+                               f"text layer (scanned?) and {reason}, so {'it' if one else 'they'} cannot be searched",
+                               key="notice_pages_unreadable" if ocr_available else "notice_pages_no_ocr", pages=pages))
     if skipped:
-        one = len(skipped) == 1
-        warnings.append(f"{'page' if one else 'pages'} {_page_ranges(skipped)} {'was' if one else 'were'} not read: "
-                        f"OCR reads the first {ocr_max_pages} scanned pages of a file; split the file to read the rest")
+        one, pages = len(skipped) == 1, _page_ranges(skipped)
+        warnings.append(Notice(f"{'page' if one else 'pages'} {pages} {'was' if one else 'were'} not read: "
+                               f"OCR reads the first {ocr_max_pages} scanned pages of a file; split the file to read "
+                               "the rest", key="notice_pages_over_limit", pages=pages, limit=ocr_max_pages))
     return warnings
 
 

@@ -167,6 +167,14 @@ def test_ocr_pages_and_an_unreadable_page_are_named_in_the_warnings(scans):
     assert doc.warnings == [
         "pages 1-2, 4 were scanned and read by OCR, so their text may contain recognition mistakes",
         "page 3 has no text layer (scanned?) and OCR found no readable text on it, so it cannot be searched"]
+    # the Documents tab shows them in the reader's language (ui.common.said); English is the sentence itself
+    from types import SimpleNamespace
+
+    from ui.common import said
+    zh, en = (SimpleNamespace(headers={"accept-language": lang}) for lang in ("zh-CN,zh;q=0.9", "en-US"))
+    assert [said(zh, w) for w in doc.warnings] == ["第 1-2, 4 页是扫描页，已用 OCR 识别，文字可能有识别错误",
+                                                  "第 3 页没有文字层（扫描件？），OCR 也没有识别出文字，因此无法搜索"]
+    assert [said(en, w) for w in doc.warnings] == doc.warnings
 
 
 def test_progress_is_reported_per_page_and_per_ocr_page(scans):

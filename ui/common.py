@@ -139,15 +139,20 @@ def when(moment: datetime) -> str:
     return moment.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
+def said(request, sentence) -> str:
+    """A keyed sentence (a core.errors.Notice, an AssistantError) in the person's language; in English, or
+    without a key or translation, its own English text — one source of truth, never an i18n.json copy."""
+    key, lang = getattr(sentence, "key", None), lang_of(request)
+    if lang != "en" and key and key in TEXT[lang]:
+        return t(request, key, **sentence.values)
+    return str(sentence)
+
+
 def failure(request, exc: Exception) -> str:
     """One sentence for the person: the error's own for AssistantError (in the person's language when it has
     a key with a translation), else a generic one (logged)."""
     if isinstance(exc, AssistantError):
-        key, lang = getattr(exc, "key", None), lang_of(request)
-        # English is the raise site's own sentence: one source of truth, never an i18n.json copy that drifts
-        if lang != "en" and key and key in TEXT[lang]:
-            return t(request, key, **exc.values)
-        return str(exc)
+        return said(request, exc)
     log.exception("handler failed")
     return t(request, "msg_error", kind=type(exc).__name__)
 

@@ -9,7 +9,7 @@ import gradio as gr
 
 from assistant import files as served
 from assistant.views import progress_table
-from ui.common import Context, _, bind, cols, failure, t, when
+from ui.common import Context, _, bind, cols, failure, said, t, when
 
 UPLOAD_STAGES = ("pages", "ocr", "embed", "figures", "figure-images")   # ingest stages the upload table reports (static/i18n.json msg_stage_*)
 UPLOAD_TYPES = [".pdf", ".md", ".markdown", ".txt", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".csv", ".json"]
@@ -137,7 +137,7 @@ def upload(ctx: Context, files, session, request: gr.Request, progress=gr.Progre
                     t(request, "msg_added_detail_sections", extent=extent(request, 0, sections),
                       chunks=result.chunks, seconds=seconds)
                 # what the reader must know about this file: pages read by OCR, pages that stayed unreadable
-                rows[i].update(state="done", message=" — ".join([message, *result.warnings]))
+                rows[i].update(state="done", message=" — ".join([message, *(said(request, w) for w in result.warnings)]))
         except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
             counts["failed"] += 1
             rows[i].update(state="error", message=failure(request, exc))
