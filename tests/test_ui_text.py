@@ -63,6 +63,8 @@ def test_the_assistants_own_sentences_in_a_memory_are_translated_the_persons_wor
     assert stored_text(ZH, "Loaded the document 'b.pdf' (Tuples; 3 pages).") == \
         "载入了文档“b.pdf”（Tuples; 3 页）。"
     assert stored_text(ZH, "Removed the document 'b.pdf'.") == "删除了文档“b.pdf”。"
+    assert stored_text(ZH, "Asked: x\nSources: [1] b.pdf · p. 3; [2] c.pdf · pp. 4-5") == \
+        "提问：x\n来源：[1] b.pdf · 第 3 页; [2] c.pdf · 第 4–5 页"
     assert stored_text(ZH, "My own note: Asked: nothing.") == "My own note: Asked: nothing."
 
 

@@ -96,6 +96,7 @@ STORED_SENTENCES = [
     (re.compile(r"^Asked: (?P<question>.*)$"), "mem_text_asked"),
     (re.compile(r"^Answer: (?P<answer>.*)$", re.S), "mem_text_answer"),
     (re.compile(r"^Not found in the documents\.$"), "mem_text_not_found"),
+    (re.compile(r"^Sources: (?P<labels>.*)$"), "mem_text_sources"),      # "[1] book.pdf · p. 3; [2] …"
     (re.compile(r"^Loaded the document '(?P<name>.*)' \((?P<details>.*)\)\.$"), "mem_text_loaded"),
     (re.compile(r"^Removed the document '(?P<name>.*)'\.$"), "mem_text_removed"),
     (re.compile(r"^The answer quoted '(?P<name>.*)', which has since been removed\.$"), "mem_text_cited_removed"),
@@ -119,6 +120,9 @@ def stored_text(request, content: str) -> str:
                 if "details" in values:      # "Title; 12 pages" → "Title; 12 页"
                     values["details"] = re.sub(r"\b(\d+) (pages?|sections?)\b", lambda m: t(
                         request, f"n_{m.group(2)}", n=int(m.group(1))), values["details"])
+                if "labels" in values:       # "[1] book.pdf · p. 3" → "[1] book.pdf · 第 3 页"
+                    values["labels"] = re.sub(r"· pp?\. (\d+)(?:-(\d+))?", lambda m: "· " + pages_ref(
+                        request, int(m.group(1)), int(m.group(2)) if m.group(2) else None), values["labels"])
                 if "month" in values:        # "March" → 3, for "2025年3月2日"
                     values["month"] = _MONTHS.index(values["month"]) + 1
                 lines[i] = t(request, key, **values)
