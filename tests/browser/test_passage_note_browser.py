@@ -13,9 +13,21 @@ import pytest
 from tests.browser.conftest import open_local, open_tab, upload
 from tests.browser.pdfgen import make_pdf
 from tests.browser.test_review_browser import open_accordion, wait_text
-from tests.test_study import BOOK
 
 pytestmark = pytest.mark.browser
+
+# Words no other browser test uploads: the app is shared by the session's tests (conftest.extractive_app), and
+# a file whose bytes another test already added would be refused as a duplicate.
+LANDFORMS = [
+    ["# Chapter 1 Glaciers",
+     "A glacier is a persistent body of dense ice that moves under its own weight.",
+     "Crevasses open where the ice flows over a steep step in its bed."],
+    ["# Chapter 2 Drumlins",
+     "A drumlin is an elongated hill of glacial till shaped by the ice that moved over it.",
+     "Fields of drumlins show which way the ice sheet flowed."],
+    ["# Chapter 3 Eskers",
+     "An esker is a long winding ridge of sand and gravel laid down by a river under the ice."],
+]
 
 # Select the words `count` words long starting at the passage's third word; returns the selected text.
 SELECT_WORDS = """count => {
@@ -34,18 +46,18 @@ SELECT_WORDS = """count => {
 
 def test_selected_words_of_a_cited_passage_become_a_page_anchored_note(browser, extractive_app, tmp_path, artefacts):
     pdf = tmp_path / "selection-book.pdf"
-    pdf.write_bytes(make_pdf(BOOK))
+    pdf.write_bytes(make_pdf(LANDFORMS))
     context, page = open_local(browser, extractive_app)
     try:
         upload(page, pdf)
         open_tab(page, "Q&A")
-        page.fill("#question textarea", "What is a hash?")
+        page.fill("#question textarea", "What is a drumlin?")
         page.click("#ask")
         page.wait_for_selector("#sources label", timeout=120_000)
         page.click("#sources label >> nth=0")
         page.wait_for_selector("#passage-text .passage-body", state="visible")
         passage = " ".join(page.inner_text("#passage-text .passage-body").split())
-        assert "hash" in passage.lower(), passage
+        assert "drumlin" in passage.lower(), passage
 
         selected = " ".join(page.evaluate(SELECT_WORDS, 5).split())
         assert len(selected.split()) == 5 and selected in passage and selected != passage
