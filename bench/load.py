@@ -301,7 +301,7 @@ class Session(threading.Thread):
     def show_source(self) -> None:
         result = self.call("show_source", ["0"])
         self.ledger.check_markers(self.label, self.user, "show_source", json.dumps(result))
-        image, section, status = result
+        image, section, status = result[0], result[1], result[-1]   # the passage panel sits between them
         shown = (image or {}).get("value") or (section or {}).get("value")
         if status or not shown:
             raise CallFailed(f"show_source showed nothing: {status!r}")
