@@ -157,7 +157,7 @@ def query_keys(text: str) -> list[str]:
     if language == "en":
         for t in english_pipeline()(clean_text(text)):
             if t.pos_ in ("NOUN", "PROPN") and t.lower_ not in STOPWORDS:
-                word = t.lemma_.lower() if t.pos_ == "NOUN" else t.lower_
+                word = t.lower_            # normalise_key folds a plural; spaCy's lemma makes "data" "datum"
                 if not is_junk(normalise_key(word)):
                     keys.append(normalise_key(word))
     return list(dict.fromkeys(keys))
@@ -170,7 +170,7 @@ def _relation_type(verb: str) -> str:
 
 
 def _concept_key(tokens) -> tuple[str, str] | None:
-    """(key, name) of a noun chunk without determiners / pronouns; the head word lemmatised."""
+    """(key, name) of a noun chunk without determiners / pronouns; the head word in the singular."""
     words = [t for t in tokens if t.pos_ not in ("DET", "PRON", "PUNCT", "CCONJ", "PART", "NUM", "SYM")
              and t.lower_ not in STOPWORDS and not t.like_num and t.ent_type_ not in _SKIP_LABELS]
     while words and (words[0].lower_ in _DOC_WORDS or words[0].lower_ in _URL_PIECES):
@@ -178,8 +178,9 @@ def _concept_key(tokens) -> tuple[str, str] | None:
     if not words or len(words) > MAX_CONCEPT_WORDS:
         return None
     head = words[-1]
-    key_words = [w.lower_ for w in words[:-1]] + [head.lemma_.lower() if head.pos_ == "NOUN" else head.lower_]
-    key = normalise_key(" ".join(key_words))
+    # the head's plural is folded by normalise_key's dictionary rules, not by spaCy's lemma: that one makes
+    # "training data" "training datum" and a verb mis-tagged as a noun ("multiplies") "multiplie"
+    key = normalise_key(" ".join(w.lower_ for w in words))
     if is_junk(key):
         return None
     return key, display_name(" ".join(w.text for w in words), key)

@@ -121,6 +121,13 @@ def test_chinese_junk_dropped_and_terms_kept():
     assert "支持向量机" in fragment.keys and not any(k.endswith("是") for k in fragment.keys)
 
 
+def test_concept_heads_are_singular_without_spacys_lemma_quirks():
+    keys = set(ex.extract("The factorial of a number multiplies every positive integer up to it. "
+                          "Overfitting means a model memorises its training data. Lists hold memories.").keys)
+    assert "training data" in keys and not any(k.endswith(("datum", "multiplie")) for k in keys), keys
+    assert {"list", "memory"} <= keys, keys
+
+
 def test_chinese_terms_are_not_cut_at_a_conjunction_or_a_dimension():
     keys = set(ex.extract("自注意力用查询向量和键向量计算。支持向量机把样本映射到高维空间中找超平面。").keys)
     assert {"键向量", "高维空间", "支持向量机", "超平面"} <= keys, keys

@@ -22,13 +22,15 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> None:
                                    elem_id="note-text")
             note_save = gr.Button(_("note_save"), variant="primary", elem_id="note-save")
             note_status = gr.Markdown(elem_id="note-status")
-        with gr.Column(scale=3):
-            gr.Markdown(f"### {_('concept_graph')}")
-            graph = gr.HTML(elem_id="concept-graph")
+            # beside the map, not under it: a map of 30 concepts is ~750 px tall, and what a click on a
+            # concept lists must show where the person is looking
             concept_pick = gr.Dropdown(label=_("concept_pick"), info=_("concept_pick_info"), choices=[],
                                        elem_id="concept-pick")
             concept_open = gr.Button("open concept", visible="hidden", elem_id="concept-open")
             concept_info = gr.Markdown(elem_id="concept-details")
+        with gr.Column(scale=3):
+            gr.Markdown(f"### {_('concept_graph')}")
+            graph = gr.HTML(elem_id="concept-graph")
     notes_table = gr.Dataframe(label=_("notes_list"), interactive=False, elem_id="notes-table", wrap=True)
     with gr.Accordion(_("note_edit_title"), open=False, elem_id="note-edit"):
         with gr.Row():
