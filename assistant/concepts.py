@@ -104,14 +104,20 @@ def merge_aliases(view: GraphView, notes: list[MemoryRef]) -> GraphView:
     return GraphView(nodes=list(nodes.values()), edges=list(edges.values()))
 
 
-def concept_graph(assistant, limit: int = 60) -> GraphView:
-    """The person's concepts and how they connect, one node per concept however it is spelt."""
+def _stored_graph(assistant, limit: int) -> GraphView:
+    """The graph as stored (aliases not folded); empty when the graph store cannot be read."""
     try:
-        view = assistant.memory.semantic.graph.view(assistant.user_id, limit=limit)
+        return assistant.memory.semantic.graph.view(assistant.user_id, limit=limit)
     except AssistantError:
         log.warning("graph view unavailable", exc_info=True)
         return GraphView(nodes=[], edges=[])
-    return merge_aliases(view, assistant.list_notes())
+
+
+def concept_graph(assistant, limit: int = 60, notes: list[MemoryRef] | None = None) -> GraphView:
+    """The person's concepts and how they connect, one node per concept however it is spelt. `notes`:
+    the person's notes when the caller has read them already."""
+    view = _stored_graph(assistant, limit)
+    return merge_aliases(view, assistant.list_notes() if notes is None else notes) if view.nodes else view
 
 
 def concept_key(name: str, known: dict[str, str]) -> tuple[str, list[str]]:
@@ -128,7 +134,8 @@ def concept_key(name: str, known: dict[str, str]) -> tuple[str, list[str]]:
 
 def note_concept_key(assistant, concept: str) -> tuple[str, list[str]]:
     """The node key (and aliases) a new note's concept gets, given what this person already has."""
-    graph = {n["key"] for n in assistant.concept_graph(limit=500).nodes}
+    # the stored graph is enough: a note's spellings map to its node before any stored alias key does
+    graph = {n["key"] for n in _stored_graph(assistant, 500).nodes}
     return concept_key(concept, known_keys(assistant.list_notes(), graph))
 
 
@@ -211,7 +218,7 @@ def concept_details(assistant, key_or_name: str) -> ConceptDetails:
     """What the person has on one concept (a graph key, or a name as written)."""
     from study.mastery import concept_of
     notes = assistant.list_notes()
-    view = assistant.concept_graph(limit=500)
+    view = concept_graph(assistant, 500, notes)
     known = known_keys(notes, {n["key"] for n in view.nodes})
     key = known.get(key_or_name) or concept_key(key_or_name, known)[0]
     node = next((n for n in view.nodes if n["key"] == key), None)

@@ -38,6 +38,17 @@ GRAPH_AWAY_NOTICE = ("The note is saved and recall finds it, but the graph serve
                      "join the concept view when the server is back.")
 
 
+def _note_text(content: str | None) -> str:
+    """A note's text, trimmed; InvalidRequest when it is empty or too long (new notes and edits alike)."""
+    content = (content or "").strip()
+    if not content:
+        raise InvalidRequest("The note is empty; write something first.", key="err_note_empty")
+    if len(content) > MAX_NOTE_CHARS:
+        raise InvalidRequest(f"A note can hold at most {MAX_NOTE_CHARS:,} characters; split this one up.",
+                             key="err_note_too_long", n=MAX_NOTE_CHARS)
+    return content
+
+
 _routers: dict[str, IntentRouter] = {}
 _routers_lock = threading.Lock()
 
@@ -223,13 +234,8 @@ class PDFLearningAssistant:
         """Save a note in semantic memory; its concept becomes a graph node linked to the note's entities.
         A note made from a passage keeps its document, page and the quoted passage (it opens there later).
         The same note twice is refused, saying when the first was saved."""
-        content = (content or "").strip()
+        content = _note_text(content)
         concept = (concept or "").strip()
-        if not content:
-            raise InvalidRequest("The note is empty; write something first.", key="err_note_empty")
-        if len(content) > MAX_NOTE_CHARS:
-            raise InvalidRequest(f"A note can hold at most {MAX_NOTE_CHARS:,} characters; split this one up.",
-                                 key="err_note_too_long", n=MAX_NOTE_CHARS)
         if len(concept) > 80:
             raise InvalidRequest("A concept is a short name (at most 80 characters).", key="err_concept_too_long")
         kind = H.KIND_PREFERENCE if concept.lower() in H.PREFERENCE_CONCEPTS else H.KIND_NOTE
@@ -259,12 +265,7 @@ class PDFLearningAssistant:
 
     def edit_note(self, note_id: str, content: str) -> MemoryRef:
         """Change a note's text (its concept stays; it is re-embedded and its entities re-linked)."""
-        content = (content or "").strip()
-        if not content:
-            raise InvalidRequest("The note is empty; write something first.", key="err_note_empty")
-        if len(content) > MAX_NOTE_CHARS:
-            raise InvalidRequest(f"A note can hold at most {MAX_NOTE_CHARS:,} characters; split this one up.",
-                                 key="err_note_too_long", n=MAX_NOTE_CHARS)
+        content = _note_text(content)
         with self.lock:
             self._own_note(note_id)
             same = self._same_note(content)
