@@ -39,14 +39,15 @@ def activity(assistant) -> list[dict]:
             for d, c in sorted(days.items())]
 
 
-def overview(assistant) -> dict:
-    """The person's totals: documents, questions, notes, concepts, memories, active days."""
+def overview(assistant, *, days: list[dict] | None = None, graph=None) -> dict:
+    """The person's totals: documents, questions, notes, concepts, memories, active days. `days` (activity)
+    and `graph` (the concept graph) when the caller has them already: the report needs both itself."""
     docs = assistant.list_documents()
     episodes = assistant._stored(["episodic"])
     qa = [r for r in episodes if r.kind == H.KIND_QA]
-    graph = assistant.concept_graph(limit=500)
+    graph = graph if graph is not None else assistant.concept_graph(limit=500)
     counts = assistant.memory.counts()
-    days = activity(assistant)
+    days = days if days is not None else activity(assistant)
     return {
         "user_id": assistant.user_id,
         "documents": len(docs),
@@ -87,6 +88,7 @@ def build_report(assistant) -> dict:
               "concept": r.metadata.get("concept") or None, "kind": r.kind}
              for r in sorted(assistant.list_notes(), key=lambda r: r.timestamp)]
     graph = assistant.concept_graph(limit=500)
+    days = activity(assistant)
     stats = assistant.memory.stats()
     sessions = [{"session_id": x["session_id"], "memories": x["count"], "start": _iso(x["start"]),
                  "end": _iso(x["end"])} for x in assistant.memory.sessions()]
@@ -95,7 +97,7 @@ def build_report(assistant) -> dict:
         "schema_version": SCHEMA_VERSION,
         "generated_at": datetime.now(timezone.utc).isoformat(),
         "user": {"id": assistant.user_id, "sessions": sessions},
-        "summary": overview(assistant),
+        "summary": overview(assistant, days=days, graph=graph),
         "documents": [{"doc_id": d.doc_id, "name": d.name, "title": d.title, "pages": d.pages, "chunks": d.chunks,
                        "added_at": _iso(d.added_at), "format": d.source_format,
                        "questions": per_doc.get(d.doc_id, 0)} for d in docs],
@@ -105,7 +107,7 @@ def build_report(assistant) -> dict:
                                 "memories": int(n.get("memories", 0))} for n in graph.nodes],
                      "edges": [{"source": e["source"], "target": e["target"], "type": e["type"],
                                 "weight": int(e.get("weight", 1))} for e in graph.edges]},
-        "activity": activity(assistant),
+        "activity": days,
         "memory": {"counts": stats.counts, "total": stats.total, "vectors": stats.vectors, "graph": stats.graph,
                    "working_capacity": stats.working_capacity, "working_ttl_minutes": stats.working_ttl_minutes},
         "retrieval": {"mode": s.retrieval_mode, "top_k": s.top_k, "candidates": s.candidates, "rrf_k": s.rrf_k,

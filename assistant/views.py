@@ -137,12 +137,13 @@ def _pack(shapes: list[dict], alone: list[int], radii: list[float], widths: list
     x = y = row_h = 0.0
     for shape in shapes:
         pad = max(widths[i] for i in shape) / 2 + max(radii[i] for i in shape)
+        tall = max(p[1] for p in shape.values()) * spread
         w = max(p[0] for p in shape.values()) * spread + 2 * pad
-        h = max(p[1] for p in shape.values()) * spread + 2 * (LABEL_H + max(radii[i] for i in shape)) + 8
+        h = tall + 2 * (LABEL_H + max(radii[i] for i in shape)) + 8
         if x > 0 and x + w > width:
             x, y, row_h = 0.0, y + row_h, 0.0
         for i, (px, py) in shape.items():
-            xy[i] = (x + pad + px * spread, y + h / 2 - max(p[1] for p in shape.values()) * spread / 2 + py * spread)
+            xy[i] = (x + pad + px * spread, y + h / 2 - tall / 2 + py * spread)
         x, row_h = x + w, max(row_h, h)
     y += row_h
     if alone:

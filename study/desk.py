@@ -113,7 +113,7 @@ class StudyDesk:
             dropped += n_dropped
             for qa in kept:
                 cards.append(self._card(QA, qa.question, qa.answer, source_kind, doc_id=chunk.doc_id, doc_name=doc_name,
-                                        page=chunk.page_start, quote=qa.sentence[:300] or _quote_for(qa.answer, passage),
+                                        page=chunk.page_start, quote=qa.sentence[:300],
                                         section=SECTION_JOIN.join(chunk.heading_path),
                                         source_ref=source_ref))
         return cards, dropped, ""
@@ -386,14 +386,6 @@ def _piece(chunk: Chunk, start: int, end: int, path: list[str], n: int) -> Chunk
 def _note_chunk(text: str, doc_id: str) -> Chunk:
     return Chunk(chunk_id=f"{doc_id}:note", doc_id=doc_id, ordinal=0, text=text, heading_path=[], page_start=None,
                  page_end=None, char_start=0, char_end=len(text), token_count=0)
-
-
-def _quote_for(answer: str, passage: str) -> str:
-    """The passage sentence that holds most of the answer's words: shown with the card's source."""
-    from rag.evidence import split_units, terms_of
-    words = set(terms_of(answer))
-    units = [u.text for u in split_units(passage)] or [passage]
-    return max(units, key=lambda u: len(words & set(terms_of(u))))[:300]
 
 
 def _plain_answer(text: str) -> str:

@@ -33,7 +33,7 @@ class QACandidate:
     question: str
     answer: str
     support: float
-    sentence: str = ""        # the passage's sentence that backs the answer (the card's highlighted quote)
+    sentence: str             # the passage's sentence that backs the answer (the card's highlighted quote)
 
 
 def write_cards(llm, passage: str, *, n: int = 2, max_tokens: int = 200) -> list[tuple[str, str]]:
@@ -59,7 +59,7 @@ def checked_cards(pairs: list[tuple[str, str]], passage: str, embedders) -> tupl
                 or not question.rstrip().endswith(("?", "？")) or not has_words(answer):   # "0", "yes": nothing to check
             dropped += 1
             continue
-        support, _, sentence = backing(question, answer, windows, embedders)
+        support, sentence = backing(question, answer, windows, embedders)
         if support < SUPPORTED:
             dropped += 1
             continue
@@ -78,13 +78,14 @@ def sentence_windows(passage: str) -> list[list[str]]:
     return [units[max(0, i - 1):i + 2] for i in range(len(units))]
 
 
-def backing(question: str, answer: str, windows: list[list[str]], embedders) -> tuple[float, str, str]:
-    """How well the passage backs the card, 0..1, and where: the answer must be supported by one place of
-    the passage (a sentence and its neighbours, not words gathered from the whole page), and that place
-    must also hold most of the question's terms — a true sentence put under a question about something
-    else ("线性回归中的误差是什么？" over a page that never names linear regression) is not backed."""
+def backing(question: str, answer: str, windows: list[list[str]], embedders) -> tuple[float, str]:
+    """How well the passage backs the card, 0..1, and the sentence that does it. The answer must be backed
+    by one place of the passage (a sentence and its neighbours, not words gathered from the whole page),
+    and that place must also hold most of the question's terms: a true sentence put under a question
+    about something else ("How are rows compared in a SQL database?" over the tuple page) is not backed.
+    Lexical, so a wrong card whose every word is on the page still passes (README, card quality)."""
     q_terms, a_terms = set(terms_of(question)), set(terms_of(answer))
-    best = (0.0, "", "")
+    best = (0.0, "")
     for units in windows:
         window = " ".join(units)
         w_terms = set(terms_of(window))
@@ -94,5 +95,5 @@ def backing(question: str, answer: str, windows: list[list[str]], embedders) -> 
         score = sentence_support(answer, window, embedder)
         if score > best[0]:
             sentence = max(units, key=lambda u: len(a_terms & set(terms_of(u))))   # the one to highlight
-            best = (score, window, sentence)
+            best = (score, sentence)
     return best
