@@ -130,7 +130,7 @@ def document_scores(question: str, profiles: dict[str, str]) -> dict[str, float]
 _KIND_WORDS = frozenset({"book", "books", "ebook", "pdf", "doc", "docx", "document", "documents", "file", "files",
                          "note", "notes", "paper", "papers", "guide", "manual", "handbook", "tutorial", "chapter",
                          "chapters", "section", "slides", "lecture", "lectures", "draft", "final", "copy", "edition",
-                         "version", "md", "txt", "html", "the", "and", "of"})
+                         "version", "md", "txt", "html"})
 
 
 def _naming_terms(profile: str) -> set[str]:
