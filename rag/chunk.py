@@ -180,10 +180,16 @@ def _windows(text: str, start: int, end: int, size: int, overlap: int,
             if cut is not None:
                 cut_char = cut
                 last = max(bisect.bisect_left(token_starts, cut_char, first + 1), first + 1)
-        windows.append((spans[first][0], max(cut_char, spans[last - 1][1])))
+        window = (spans[first][0], max(cut_char, spans[last - 1][1]))
+        if not windows or window[1] > windows[-1][1]:   # else the previous window already holds it all
+            windows.append(window)
         if last >= len(spans):
             break
-        first = _sentence_start(text, spans, max(last - overlap, first + 1), last, tables)
+        # A window cut short (before a table, or by a boundary) shares nothing with the next: stepping
+        # back `overlap` tokens from its end would start the next window inside it again, one token
+        # further each time ("as follows:", "follows:", ":" as chunks of their own).
+        step_back = overlap if last - first > 2 * overlap else 0
+        first = _sentence_start(text, spans, max(last - step_back, first + 1), last, tables)
     return windows
 
 

@@ -307,3 +307,21 @@ def test_markdown_tables_from_any_source_are_kept_whole():
     assert not any(re.search(r"\| Item \d+ \| [\d.]+ \|$", line) for c in chunks for line in c.text.splitlines())
     # Chunks outside tables carry nothing extra.
     assert all(c.context_prefix == "" for c in chunks if "|" not in c.text)
+
+
+def test_a_window_cut_short_before_a_wide_table_is_not_slid_one_token_at_a_time():
+    """A caption between two tables, before a header too wide to share a window: its window is cut
+    short, and the next one must not step back into it ("as follows:", "follows:", ":" were chunks)."""
+    cols = " | ".join(f"Three Months Ended, Dec. 31, 2016 Quarter {i} (in thousands, except per share data) (unaudited)"
+                      for i in range(8))
+    header = f"| Share-Based Compensation | {cols} |\n|" + "---|" * 9
+    rows = "\n".join(f"| Line item {i} | " + " | ".join(str(1000 + i * j) for j in range(8)) + " |" for i in range(12))
+    before = "| Item | Q1 |\n|---|---|\n" + "\n".join(f"| Previous {i} | {i} |" for i in range(40))
+    caption = "Costs and expenses include share-based compensation expense as follows:"
+    md = f"# Report\n\nQuarterly data\n\n{before}\n\n{caption}\n\n{header}\n{rows}\n\nAfter the table.\n"
+    chunks = chunk_document(ConvertedDocument(markdown=md, title="Report"), "d", size=200, overlap=40)
+    texts = [c.text for c in chunks]
+    assert not any(a != b and a in b for a in texts for b in texts), texts   # no chunk is a piece of another
+    assert all(c.token_count >= 10 for c in chunks)
+    assert any(c.text.startswith("| Share-Based Compensation |") for c in chunks)
+    assert "| Line item 11 |" in "".join(c.text for c in chunks)
