@@ -54,19 +54,18 @@ def main() -> None:
         per_doc = 1000
         for d in range(0, args.chunks, per_doc):
             doc_id = f"doc{d // per_doc:04d}"
-            chunks, texts = [], []
+            chunks = []
             for i in range(min(per_doc, args.chunks - d)):
                 text = " ".join(rng.sample(pool, 6))
                 chunks.append(Chunk(f"{doc_id}:{i}", doc_id, i, text, ["Bench", f"Section {i % 20}"], i // 3 + 1,
                                     i // 3 + 1, 0, len(text), len(text.split())))
-                texts.append(text)
             vectors = np.random.default_rng(d).standard_normal((len(chunks), dim)).astype(np.float32)
             vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
             tool.vectors.upsert(tool.collection, [c.chunk_id for c in chunks], vectors,
                                 [{"doc_id": doc_id} for _ in chunks])
             tool.store.add_document("bench", DocumentRecord(doc_id, f"{doc_id}.pdf", doc_id, None, "pdf",
                                                             per_doc // 3, len(chunks), 0, [], time.time()),
-                                    chunks, texts)
+                                    chunks)
         build_s = time.perf_counter() - t
         tool.search(QUERIES[0], mode=args.mode)            # warm caches
         latencies = []

@@ -56,6 +56,8 @@ _RULES = [
     ("dense_weight", lambda v, s: v >= 0, "0 or more"),
     ("bm25_weight", lambda v, s: v >= 0, "0 or more"),
     ("focus_weight", lambda v, s: v >= 0, "0 or more"),
+    ("bm25_heading_weight", lambda v, s: v > 0, "more than 0"),
+    ("chunks_per_page", lambda v, s: v >= 0, "0 or more"),
     ("foreign_dense_weight", lambda v, s: v >= 0, "0 or more"),
     ("answer_min_support", lambda v, s: 0 <= v <= 1, "from 0 to 1"),
     ("context_tokens", lambda v, s: v >= 100, "at least 100"),
@@ -142,6 +144,12 @@ class Settings(BaseSettings):
     top_k: int = 8
     candidates: int = Field(50, description="Hits per retriever fed into fusion.")
     rrf_k: int = 60
+    bm25_heading_weight: float = Field(
+        1.0, description="BM25 weight of a chunk's document title and section path against its text (1 = the "
+                         "same; 2 helps filings, whose sections are named statements, and costs CMRC, whose "
+                         "sibling articles share title words: README).")
+    chunks_per_page: int = Field(1, description="At most this many chunks of one page among the top hits "
+                                                "before other pages' chunks (0 = no limit).")
     dense_weight: float = Field(1.0, description="RRF weight of dense (embedding) result lists.")
     bm25_weight: float = Field(1.0, description="RRF weight of BM25 result lists.")
     focus_weight: float = Field(

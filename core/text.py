@@ -4,6 +4,7 @@ CJK text has no spaces, so word tokens come from jieba; everything else is split
 """
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -73,6 +74,26 @@ def search_tokens(text: str, *, keep_stopwords: bool = False) -> list[str]:
     if keep_stopwords:
         return tokens
     return [t for t in tokens if t not in STOPWORDS]
+
+
+def bm25_tokens(text: str) -> list[str]:
+    """search_tokens with each English word cut to its stem ("sheets" -> "sheet", "flows" -> "flow"), so
+    BM25 matches a word in any of its forms: "balance sheet" finds CONSOLIDATED BALANCE SHEETS."""
+    return [stem(t) for t in search_tokens(text)]
+
+
+@functools.lru_cache(maxsize=200_000)
+def stem(token: str) -> str:
+    """The Snowball English stem of a lower-case Latin word; any other token (numbers, CJK) unchanged."""
+    if not token.isascii() or not token.isalpha():
+        return token
+    return _english_stemmer().stemWord(token)
+
+
+@functools.lru_cache(maxsize=1)
+def _english_stemmer():
+    import snowballstemmer
+    return snowballstemmer.stemmer("english")
 
 
 # -- document names ------------------------------------------------------------------------------------

@@ -309,10 +309,16 @@ def document_context(name: str, title: str) -> str:
     return f"{stem} · {title}" if stem else title
 
 
+def index_fields(title: str, heading_path: list[str], text: str, prefix: str = "") -> tuple[str, str]:
+    """(where, what) of a chunk: its document title and section path, and its text after its
+    `context_prefix` (a table's caption and header), so rows are found by their years. BM25 weighs the
+    first more (a section titled "Consolidated Balance Sheets" is what "balance sheet" asks for)."""
+    where = " > ".join([title, *heading_path]) if title else " > ".join(heading_path)
+    return where, (f"{prefix}\n{text}" if prefix else text)
+
+
 def embedding_text(title: str, heading_path: list[str], text: str, prefix: str = "") -> str:
-    """What the embedder and BM25 see: the chunk with its document title and section as context,
-    so a chunk that never names its company or chapter can still be found by them, and its
-    `context_prefix` (a table's caption and header) as `prefix`, so rows are found by their years."""
-    context = " > ".join([title, *heading_path]) if title else " > ".join(heading_path)
-    body = f"{prefix}\n{text}" if prefix else text
-    return f"{context}\n{body}" if context else body
+    """What the embedder sees: the chunk with its document title and section as context, so a chunk that
+    never names its company or chapter can still be found (index_fields, joined)."""
+    where, what = index_fields(title, heading_path, text, prefix)
+    return f"{where}\n{what}" if where else what

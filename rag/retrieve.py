@@ -115,22 +115,49 @@ def document_scores(question: str, profiles: dict[str, str]) -> dict[str, float]
             df[term] = df.get(term, 0) + 1
     n = len(profiles)
 
-    def named(term: str) -> bool:
+    def named(term: str) -> float:
+        """How much of the term the question says: 1 when whole, else the share of its letters covered by
+        question words inside it ("American" covers 8 of AMERICANWATERWORKS's 18, "American Express" all of
+        AMERICANEXPRESS's), so the company named in full outranks one that merely shares a word."""
         if term in query_terms:
-            return True
+            return 1.0
         if CJK_CHAR.match(term):
-            return term in question
-        return len(term) >= 4 and any(len(q) >= 4 and (q in term or term in q) for q in query_terms)
+            return 1.0 if term in question else 0.0
+        if len(term) < 4:
+            return 0.0
+        if any(len(q) >= 4 and term in q for q in query_terms):
+            return 1.0
+        inside = [q for q in query_terms if q in term]
+        if not any(len(q) >= 4 for q in inside):
+            return 0.0
+        return min(1.0, sum(len(q) for q in inside) / len(term))
 
-    return {doc_id: sum(math.log(1 + n / df[t]) for t in terms if named(t)) for doc_id, terms in doc_terms.items()}
+    def score(terms: set[str]) -> float:
+        matched = {t: c for t in terms if (c := named(t)) > 0}
+        # One name written two ways counts once: "CVS Health" matches the file's CVSHEALTH and the title's
+        # CVS and HEALTH, and a filing with a title must not outweigh its sibling without one.
+        matched = {t: c for t, c in matched.items() if not any(t != u and t in u for u in matched)}
+        if not any(not _PERIOD.fullmatch(t) for t in matched):
+            return 0.0   # a year names no document by itself ("as of 2022" fits every 2022 filing)
+        return sum(c * math.log(1 + n / df[t]) for t, c in matched.items())
+
+    return {doc_id: score(terms) for doc_id, terms in doc_terms.items()}
 
 
-# Words that say what kind of document a file is, not which one: "Which book explains recursion?" is a
-# question about recursion, not about pumpkin_book_1.9.9.pdf.
+# A year or a period of one ("2019", "2023q2"): it tells filings of one company apart, but names none.
+_PERIOD = re.compile(r"(fy)?(19|20)\d\d(q[1-4]|h[12])?|(q[1-4]|h[12])(19|20)\d\d")
+
+
+# Words that say what kind of document (or company) a file is about, not which one: "Which book explains
+# recursion?" is a question about recursion, not about pumpkin_book_1.9.9.pdf.
 _KIND_WORDS = frozenset({"book", "books", "ebook", "pdf", "doc", "docx", "document", "documents", "file", "files",
                          "note", "notes", "paper", "papers", "guide", "manual", "handbook", "tutorial", "chapter",
                          "chapters", "section", "slides", "lecture", "lectures", "draft", "final", "copy", "edition",
-                         "version", "md", "txt", "html"})
+                         "version", "md", "txt", "html", "report", "reports", "annual", "quarterly", "earnings",
+                         "exhibit", "10k", "10q", "8k",
+                         # a company's legal form names no company ("a company like this")
+                         "company", "companies", "corporation", "corp", "inc", "incorporated", "co", "ltd", "llc",
+                         "plc"})
 
 
 def _naming_terms(profile: str) -> set[str]:
@@ -155,6 +182,19 @@ def focus_documents(scores: dict[str, float], *, max_docs: int = 3) -> list[str]
     return ranked[:max_docs] if len(ranked) < n / 2 else []
 
 
+def spread_pages(fused: list, chunks: dict, per_page: int) -> list:
+    """The fused list with at most `per_page` chunks of any one page before other pages' chunks: a
+    page's table split into five chunks should not fill the five places a person looks at (and the
+    citations are pages). The chunks held back keep their order after the others."""
+    kept, held, seen = [], [], {}
+    for item in fused:
+        chunk = chunks.get(item[0])
+        page = (chunk.doc_id, chunk.page_start) if chunk is not None and chunk.page_start is not None else item[0]
+        seen[page] = seen.get(page, 0) + 1
+        (kept if seen[page] <= per_page else held).append(item)
+    return kept + held
+
+
 class Retriever:
     def __init__(self, settings: Settings, store: DocumentStore, dense: DenseSpaces, llm: LLMClient | None):
         self.settings, self.store, self.dense, self.llm = settings, store, dense, llm
@@ -176,7 +216,11 @@ class Retriever:
             if name in rankings:
                 weights[name] = weights.get(name, 1.0) * self.settings.focus_weight
         fused = reciprocal_rank_fusion(rankings, k=self.settings.rrf_k, weights=weights)
-        pool = fused[:max(options.top_k, self.settings.rerank_candidates if options.rerank else options.top_k)]
+        pool_size = max(options.top_k, self.settings.rerank_candidates if options.rerank else options.top_k)
+        if self.settings.chunks_per_page:
+            chunks = self.store.get_chunks(user_id, [cid for cid, _, _ in fused[:max(pool_size * 4, 40)]])
+            fused = spread_pages(fused, chunks, self.settings.chunks_per_page)
+        pool = fused[:pool_size]
         chunks = self.store.get_chunks(user_id, [cid for cid, _, _ in pool])
         scored = [p for p in pool if p[0] in chunks]   # vectors of a just-removed document may linger
         if options.rerank and self.settings.reranker_model and scored:
@@ -225,10 +269,12 @@ class Retriever:
                                                ][:options.candidates]
         if options.mode in ("hybrid", "bm25"):
             for i, q in enumerate(queries):
-                rankings[f"bm25{i}"] = [cid for cid, _ in self.store.bm25_search(user_id, q, options.candidates)]
+                rankings[f"bm25{i}"] = [cid for cid, _ in self.store.bm25_search(
+                    user_id, q, options.candidates, heading_weight=self.settings.bm25_heading_weight)]
             if focus:
                 rankings["bm25_focus"] = [cid for cid, _ in self.store.bm25_search(
-                    user_id, queries[0], options.candidates, doc_ids=focus)]
+                    user_id, queries[0], options.candidates, doc_ids=focus,
+                    heading_weight=self.settings.bm25_heading_weight)]
         return rankings
 
     def _rerank(self, question: str, scored: list, chunks: dict, docs: dict) -> list:

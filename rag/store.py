@@ -15,6 +15,7 @@ removes what a dead one left.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -24,8 +25,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.text import search_tokens
+from core.text import bm25_tokens, stem
+from rag.chunk import document_context, index_fields
 from rag.types import Chunk
+
+log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -43,6 +47,23 @@ CREATE TABLE IF NOT EXISTS pending_ingests (
     ingest_id TEXT PRIMARY KEY, user_id TEXT NOT NULL, doc_id TEXT NOT NULL, owner TEXT NOT NULL,
     started_at REAL NOT NULL);
 """
+# BM25 tables of this layout (a heading and a body field, words stemmed by core.text.bm25_tokens) end with
+# this; a table without it was written by an older version and is rebuilt when the store opens.
+FTS_SUFFIX = "_hb"
+
+
+@dataclass
+class _IndexedChunk:
+    """What _bm25_fields reads of a chunk (a stored row has no Chunk object)."""
+    text: str
+    heading_path: list[str]
+    context_prefix: str
+
+
+def _bm25_fields(context: str, chunk) -> tuple[str, str]:
+    """The (heading, body) tokens a chunk is indexed with."""
+    where, what = index_fields(context, chunk.heading_path, chunk.text, chunk.context_prefix)
+    return " ".join(bm25_tokens(where)), " ".join(bm25_tokens(what))
 # Seconds a write waits for another process's write lock (e.g. a reconcile pass removing orphans).
 BUSY_TIMEOUT_S = 30.0
 
@@ -104,6 +125,7 @@ class DocumentStore:
             self._conn.execute("ALTER TABLE chunks ADD COLUMN page_breaks TEXT")
         if "context_prefix" not in columns:
             self._conn.execute("ALTER TABLE chunks ADD COLUMN context_prefix TEXT")
+        self._rebuild_old_indexes()
 
     # -- documents -----------------------------------------------------------------------------
     def get_document(self, user_id: str, doc_id: str) -> DocumentRecord | None:
@@ -127,7 +149,7 @@ class DocumentStore:
                               row[7] or 0, json.loads(row[8] or "[]"), row[9])
 
     def add_document(self, user_id: str, record: DocumentRecord, chunks: list[Chunk],
-                     index_texts: list[str], ingest_id: str | None = None) -> None:
+                     ingest_id: str | None = None) -> None:
         """Document row, chunk rows and BM25 entries in ONE transaction: all land or none do. The ingest's
         pending entry (`ingest_id`) goes in the same transaction: the document is never both or neither."""
         fts = self._fts_table(user_id, create=True)
@@ -139,7 +161,8 @@ class DocumentStore:
                     (user_id, record.doc_id, record.name, record.title, record.file_path, record.source_format,
                      record.pages, record.chunks, record.size_bytes, json.dumps(record.warnings, ensure_ascii=False),
                      record.created_at or time.time()))
-                for chunk, index_text in zip(chunks, index_texts):
+                context = document_context(record.name, record.title)
+                for chunk in chunks:
                     cur = self._conn.execute(
                         "INSERT INTO chunks (user_id, doc_id, chunk_id, ordinal, text, heading_path, page_start, "
                         "page_end, char_start, char_end, tokens, page_breaks, context_prefix) "
@@ -148,8 +171,8 @@ class DocumentStore:
                          json.dumps(chunk.heading_path, ensure_ascii=False), chunk.page_start, chunk.page_end,
                          chunk.char_start, chunk.char_end, chunk.token_count, json.dumps(chunk.page_breaks),
                          chunk.context_prefix))
-                    self._conn.execute(f"INSERT INTO {fts} (rowid, tokens) VALUES (?, ?)",
-                                       (cur.lastrowid, " ".join(search_tokens(index_text))))
+                    self._conn.execute(f"INSERT INTO {fts} (rowid, heading, body) VALUES (?, ?, ?)",
+                                       (cur.lastrowid, *_bm25_fields(context, chunk)))
                 if ingest_id:
                     self._conn.execute("DELETE FROM pending_ingests WHERE ingest_id=?", (ingest_id,))
                 self._conn.execute("COMMIT")
@@ -203,23 +226,25 @@ class DocumentStore:
         return self._read("SELECT COUNT(*) FROM chunks WHERE user_id=?", (user_id,))[0][0]
 
     # -- BM25 -------------------------------------------------------------------------------------
-    def bm25_search(self, user_id: str, query: str, limit: int,
-                    doc_ids: list[str] | None = None) -> list[tuple[str, float]]:
-        """(chunk_id, score) best first; score = -bm25 so higher is better. `doc_ids` limits the search."""
+    def bm25_search(self, user_id: str, query: str, limit: int, doc_ids: list[str] | None = None,
+                    heading_weight: float = 1.0) -> list[tuple[str, float]]:
+        """(chunk_id, score) best first; score = -bm25 so higher is better. `doc_ids` limits the search;
+        `heading_weight` is how much a word of the chunk's document title and section path counts against
+        one of its text."""
         fts = self._fts_table(user_id, create=False)
-        terms = list(dict.fromkeys(search_tokens(query)))
+        terms = list(dict.fromkeys(bm25_tokens(query)))
         if not fts or not terms:
             return []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms[:64])
         only = f"AND c.doc_id IN ({','.join('?' * len(doc_ids))})" if doc_ids else ""
         rows = self._read(
-            f"SELECT c.chunk_id, -bm25({fts}) AS s FROM {fts} JOIN chunks c ON c.id = {fts}.rowid "
-            f"WHERE {fts} MATCH ? {only} ORDER BY bm25({fts}) LIMIT ?",
-            (match, *(doc_ids or []), limit))
+            f"SELECT c.chunk_id, -bm25({fts}, ?, 1.0) AS s FROM {fts} JOIN chunks c ON c.id = {fts}.rowid "
+            f"WHERE {fts} MATCH ? {only} ORDER BY s DESC LIMIT ?",
+            (float(heading_weight), match, *(doc_ids or []), limit))
         return [(r[0], float(r[1])) for r in rows]
 
     def term_document_counts(self, user_id: str, terms: list[str]) -> tuple[int, dict[str, int]]:
-        """(number of this user's chunks, {term: chunks containing it}) for BM25-token terms: the IDF
+        """(number of this user's chunks, {term: chunks containing its stem}) for search_tokens terms: the IDF
         that tells a question's rare words from its common ones (rag.evidence)."""
         n = self.count_chunks(user_id)
         fts = self._fts_table(user_id, create=False)
@@ -231,7 +256,7 @@ class DocumentStore:
             self._conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab({fts}, 'row')")
         counts = {}
         for term in terms:   # one indexed lookup each; an IN (...) list would scan the whole vocabulary
-            rows = self._read(f"SELECT doc FROM {vocab} WHERE term = ?", (term,))
+            rows = self._read(f"SELECT doc FROM {vocab} WHERE term = ?", (stem(term),))
             if rows:
                 counts[term] = int(rows[0][0])
         return n, counts
@@ -242,12 +267,44 @@ class DocumentStore:
             return rows[0][0]
         if not create:
             return None
-        name = "fts_" + uuid.uuid5(uuid.NAMESPACE_URL, user_id).hex
+        name = "fts_" + uuid.uuid5(uuid.NAMESPACE_URL, user_id).hex + FTS_SUFFIX
         with self._lock:
-            self._conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5(tokens, tokenize='unicode61 remove_diacritics 0')")
+            self._create_fts(name)
             self._conn.execute("INSERT OR IGNORE INTO fts_tables VALUES (?, ?)", (user_id, name))
         return name
 
+    def _create_fts(self, name: str) -> None:
+        self._conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5(heading, body, "
+                           "tokenize='unicode61 remove_diacritics 0')")
+
+    def _rebuild_old_indexes(self) -> None:
+        """A BM25 table written by an older version (one field, words not stemmed) is rebuilt from the
+        stored chunk rows, one transaction per user: nothing is converted or embedded again."""
+        for user_id, old in self._conn.execute("SELECT user_id, name FROM fts_tables").fetchall():
+            if old.endswith(FTS_SUFFIX):
+                continue
+            new = old + FTS_SUFFIX
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._create_fts(new)
+                names = {d: document_context(n, t) for d, n, t in self._conn.execute(
+                    "SELECT doc_id, name, title FROM documents WHERE user_id=?", (user_id,))}
+                rows = self._conn.execute(
+                    "SELECT id, doc_id, text, heading_path, context_prefix FROM chunks WHERE user_id=?",
+                    (user_id,)).fetchall()
+                self._conn.executemany(
+                    f"INSERT INTO {new} (rowid, heading, body) VALUES (?, ?, ?)",
+                    [(rowid, *_bm25_fields(names.get(doc_id, ""), _IndexedChunk(text, json.loads(path or "[]"),
+                                                                                 prefix or "")))
+                     for rowid, doc_id, text, path, prefix in rows])
+                self._conn.execute("UPDATE fts_tables SET name=? WHERE user_id=?", (new, user_id))
+                self._conn.execute(f"DROP TABLE IF EXISTS {old}_vocab")
+                self._conn.execute(f"DROP TABLE {old}")
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            log.info("rebuilt the BM25 index of one user (%d chunks)", len(rows))
     def clear_user(self, user_id: str) -> None:
         fts = self._fts_table(user_id, create=False)
         with self._lock:

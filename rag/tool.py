@@ -174,7 +174,7 @@ class RAGTool:
             t = time.perf_counter()
             record = DocumentRecord(doc_id, name, title, str(stored_file) if stored_file else None, source_format,
                                     converted.page_count, len(chunks), size, converted.warnings, time.time())
-            self.store.add_document(self.user_id, record, chunks, index_texts, ingest_id=ingest_id)
+            self.store.add_document(self.user_id, record, chunks, ingest_id=ingest_id)
         except sqlite3.IntegrityError:
             # The same document was ingested concurrently; that copy won, ours must leave no trace.
             # (Point ids are derived from chunk ids, so its vectors are the ones we just wrote again.)

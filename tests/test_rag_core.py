@@ -194,6 +194,22 @@ def test_questions_naming_a_document_focus_on_it():
     assert focus_documents(document_scores("In the pumpkin book, what is a margin?", books)) == ["p"]
 
 
+def test_a_document_is_named_by_its_name_not_by_a_year_or_a_second_spelling():
+    from rag.retrieve import document_scores, focus_documents
+    filings = {"amex": "AMERICANEXPRESS 2022 10K · American Express Company",
+               "water": "AMERICANWATERWORKS 2022 10K · AMERICAN WATER WORKS COMPANY",
+               "boeing": "BOEING 2022 10K · THE BOEING COMPANY", "nike": "NIKE 2021 10K · NIKE, Inc.",
+               "cvs22": "CVSHEALTH 2022 10K · CVS HEALTH CORPORATION", "cvs18": "CVSHEALTH 2018 10K",
+               "mgm": "MGMRESORTS 2020 10K"}
+    # A year alone, or a company's legal form, names nothing: every 2022 filing is "as of 2022".
+    assert focus_documents(document_scores("Is this a capital-intensive company as of 2022?", filings)) == []
+    # The title's CVS and HEALTH are the file's CVSHEALTH again: the FY2018 filing is the one asked about.
+    assert focus_documents(document_scores("What is CVS Health's FY2018 fixed asset turnover?", filings))[0] == "cvs18"
+    # "American Express" covers AMERICANEXPRESS; it shares only "American" with AMERICANWATERWORKS.
+    scores = document_scores("What drove American Express's margin in FY2022?", filings)
+    assert focus_documents(scores)[0] == "amex" and scores["amex"] > scores["water"]
+
+
 def test_bm25_search_can_be_limited_to_documents(settings):
     tool = RAGTool("alice", settings)
     a = tool.add_text("# A\n\nRevenue grew in 2019 thanks to games.", title="a")
@@ -202,3 +218,69 @@ def test_bm25_search_can_be_limited_to_documents(settings):
     assert everywhere == {a.doc_id, b.doc_id}
     only_b = tool.store.bm25_search("alice", "revenue 2019", 10, doc_ids=[b.doc_id])
     assert only_b and all(cid.startswith(b.doc_id) for cid, _ in only_b)
+
+
+def test_bm25_matches_english_words_in_any_form(settings):
+    tool = RAGTool("alice", settings)
+    sheet = tool.add_text("# Consolidated Balance Sheets\n\nAccounts payable rose to 1,200.", title="filing")
+    tool.add_text("# Notes\n\nThe weather was fine on the day of the meeting.", title="notes")
+    found = tool.store.bm25_search("alice", "balance sheet account payables", 10)
+    assert found and found[0][0].startswith(sheet.doc_id)
+    n, counts = tool.store.term_document_counts("alice", ["sheet", "weather", "absent"])
+    assert n >= 2 and counts == {"sheet": 1, "weather": 1}   # IDF lookups stem the same way
+
+
+def test_a_bm25_index_of_an_older_version_is_rebuilt_from_the_rows_when_the_store_opens(settings):
+    import sqlite3
+    from rag.store import FTS_SUFFIX, DocumentStore
+    tool = RAGTool("alice", settings)
+    doc = tool.add_text("# Consolidated Balance Sheets\n\nAccounts payable rose to 1,200.", title="filing")
+    path = tool.store._path
+    # Put the index back as an older version wrote it: one field of unstemmed tokens, no suffix.
+    conn = sqlite3.connect(path)
+    new = conn.execute("SELECT name FROM fts_tables WHERE user_id='alice'").fetchone()[0]
+    old = new.removesuffix(FTS_SUFFIX)
+    conn.execute(f"CREATE VIRTUAL TABLE {old} USING fts5(tokens, tokenize='unicode61 remove_diacritics 0')")
+    rows = conn.execute(f"SELECT rowid FROM {new}").fetchall()
+    conn.executemany(f"INSERT INTO {old} (rowid, tokens) VALUES (?, ?)",
+                     [(r[0], " ".join(search_tokens("filing Consolidated Balance Sheets Accounts payable rose")))
+                      for r in rows])
+    conn.execute(f"DROP TABLE {new}")
+    conn.execute("UPDATE fts_tables SET name=? WHERE user_id='alice'", (old,))
+    conn.commit()
+    conn.close()
+
+    store = DocumentStore(path)
+    try:
+        assert store._fts_table("alice", create=False) == new
+        assert [cid.split(":")[0] for cid, _ in store.bm25_search("alice", "balance sheet", 5)] == [doc.doc_id]
+        assert store.get_chunks("alice", [f"{doc.doc_id}:0"])        # the rows themselves are untouched
+    finally:
+        store.close()
+    tables = {r[0] for r in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert old not in tables and new in tables
+
+
+def test_one_page_does_not_fill_the_top_hits():
+    from types import SimpleNamespace
+    from rag.retrieve import spread_pages
+    page = lambda doc, p: SimpleNamespace(doc_id=doc, page_start=p)
+    chunks = {"a1": page("a", 5), "a2": page("a", 5), "a3": page("a", 5), "b1": page("b", 5), "c1": page("a", 6),
+              "m1": page("m", None), "m2": page("m", None)}      # page-less (Markdown) chunks are each their own
+    fused = [(cid, 1.0 - i / 10, {}) for i, cid in enumerate(["a1", "a2", "a3", "b1", "m1", "m2", "c1", "gone"])]
+    assert [c for c, _, _ in spread_pages(fused, chunks, 1)] == ["a1", "b1", "m1", "m2", "c1", "gone", "a2", "a3"]
+    assert [c for c, _, _ in spread_pages(fused, chunks, 2)][:3] == ["a1", "a2", "b1"]
+
+
+def test_the_heading_weight_makes_a_section_title_count_more(settings):
+    tool = RAGTool("alice", settings)
+    titled = tool.add_text("# Cash flows\n\nNumbers for the year, line by line.", title="report a")
+    mentioned = tool.add_text("# Other matters\n\nThe cash position was discussed at length with the board "
+                              "over several long meetings about flows.", title="report b")
+    ranked = lambda w: [cid.split(":")[0] for cid, _ in tool.store.bm25_search("alice", "cash flows", 5,
+                                                                               heading_weight=w)]
+    assert ranked(1.0)[0] == titled.doc_id   # a short chunk wins at equal weight too (BM25's length norm)
+    low, high = (dict(tool.store.bm25_search("alice", "cash flows", 5, heading_weight=w)) for w in (1.0, 4.0))
+    titled_id = next(c for c in high if c.startswith(titled.doc_id))
+    other_id = next(c for c in high if c.startswith(mentioned.doc_id))
+    assert high[titled_id] - high[other_id] > low[titled_id] - low[other_id]

@@ -275,7 +275,7 @@ def test_a_reader_never_sees_a_half_inserted_document(tmp_path, reliability):
                 doc_id = f"doc{k:02d}"
                 chunks = chunks_of(doc_id)
                 record = DocumentRecord(doc_id, f"{doc_id}.md", doc_id, None, "text", 0, len(chunks), 1, [], time.time())
-                store.add_document("reader", record, chunks, [c.text for c in chunks])
+                store.add_document("reader", record, chunks)
         finally:
             done.set()
 
