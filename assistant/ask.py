@@ -22,7 +22,7 @@ from assistant import prompts
 from assistant.followup import standalone_question
 from assistant.timerange import Period, parse_period
 from assistant.types import AskResult, MemoryRef
-from core.errors import AssistantError, InvalidRequest, LLMError
+from core.errors import AssistantError, InvalidRequest, LLMError, Notice
 from rag.types import Answer, SourcesEvent
 
 log = logging.getLogger(__name__)
@@ -88,12 +88,12 @@ def _answer_from_documents(assistant, question, history, mqe, hyde):
             answer = item
         else:
             yield item
-    notice = answer.notice
+    notices = list(answer.notices)
     if (mqe or hyde) and rag.llm is None:
-        notice = " ".join(n for n in (notice, "Advanced search (MQE/HyDE) needs a language model; "
-                                              "the question was searched as written.") if n)
+        notices.append(Notice("Advanced search (MQE/HyDE) needs a language model; the question was searched "
+                              "as written.", key="notice_advanced_search_needs_llm"))
     return AskResult(question=question, text=answer.text, route="documents", mode=answer.mode,
-                     citations=answer.citations, memories=used, notice=notice,
+                     citations=answer.citations, memories=used, notice=" ".join(notices), notices=notices,
                      search_query=search_query if how != "as asked" else "", refused=answer.refused,
                      related=answer.related, llm=answer.llm)
 
@@ -132,7 +132,7 @@ def _answer_from_memory(assistant, question: str, history: list[dict]):
         return AskResult(question=question, text=text, route="memory", mode="memory",
                          period=period.label if period else "")
     lines = [H.describe(r) for r in records]
-    text, notice = None, ""
+    text, notice = None, None
     if llm is not None:
         messages = [{"role": "system", "content": prompts.MEMORY_ANSWER_SYSTEM}]
         messages += [{"role": t["role"], "content": t["content"]} for t in history[-4:]
@@ -146,7 +146,8 @@ def _answer_from_memory(assistant, question: str, history: list[dict]):
                 yield piece
             text = "".join(pieces).strip()
         except LLMError as exc:
-            notice = f"{exc} Listing your records instead."
+            notice = Notice(f"{exc} Listing your records instead.", key="notice_listing_records",
+                            error=Notice(str(exc), exc.key, **exc.values))
             if pieces:
                 yield "\n\n"
     if text is None:
@@ -154,7 +155,8 @@ def _answer_from_memory(assistant, question: str, history: list[dict]):
         yield text
     composed_by = llm.model if llm is not None and not notice else "none"
     return AskResult(question=question, text=text, route="memory", mode="memory", memories=records,
-                     notice=notice, period=period.label if period else "", llm=composed_by)
+                     notice=notice or "", notices=[notice] if notice else [], period=period.label if period else "",
+                     llm=composed_by)
 
 
 def _memory_records(assistant, question: str, period: Period | None) -> list[MemoryRef]:
@@ -201,4 +203,5 @@ def _remember_interaction(assistant, result: AskResult, session_id: str) -> None
     except AssistantError:
         # The answer was given; failing to remember it must not take it back. Say so in the notice.
         log.exception("recording the interaction failed")
-        result.notice = " ".join(n for n in (result.notice, "This exchange could not be saved to your history.") if n)
+        result.notices.append(Notice("This exchange could not be saved to your history.", key="notice_not_saved"))
+        result.notice = " ".join(n for n in (result.notice, result.notices[-1]) if n)

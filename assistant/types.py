@@ -71,7 +71,8 @@ class AskResult:
     mode: str                         # "llm" | "extractive" | "none" | "memory"
     citations: list[Citation] = field(default_factory=list)   # document sources only
     memories: list[MemoryRef] = field(default_factory=list)   # memories used (context or answer)
-    notice: str = ""
+    notice: str = ""                  # the notices below, joined (the CLI and stored memories read it)
+    notices: list[str] = field(default_factory=list)          # each a core.errors.Notice, shown by ui.common.said
     search_query: str = ""            # what retrieval searched for (a follow-up is made standalone)
     intent_margin: float = 0.0
     period: str = ""                  # "yesterday", when a memory question named one

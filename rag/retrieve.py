@@ -8,7 +8,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from core.errors import LLMError
+from core.errors import LLMError, Notice
 from core.llm import LLMClient
 from core.settings import Settings
 from core.text import CJK_CHAR, detect_language, search_tokens
@@ -238,7 +238,8 @@ class Retriever:
         """The queries to search (the question first, then MQE rewrites) and the HyDE passage, if asked."""
         queries, hyde_text = [question], None
         if (options.mqe or options.hyde) and self.llm is None:
-            warnings.append("Query expansion (MQE/HyDE) needs a language model; searched with the question only.")
+            warnings.append(Notice("Query expansion (MQE/HyDE) needs a language model; searched with the question only.",
+                                   key="notice_expansion_needs_llm"))
         elif options.mqe or options.hyde:
             try:
                 if options.mqe:
@@ -246,7 +247,8 @@ class Retriever:
                 if options.hyde:
                     hyde_text = hypothetical_passage(question, self.llm)
             except LLMError as exc:
-                warnings.append(f"Query expansion was skipped: {exc}")
+                warnings.append(Notice(f"Query expansion was skipped: {exc}", key="notice_expansion_skipped",
+                                       error=Notice(str(exc), exc.key, **exc.values)))
         return queries, hyde_text
 
     def _rankings(self, user_id: str, queries: list[str], hyde_text: str | None, options: RetrievalOptions,

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from core.embeddings import get_embedder, get_multilingual_embedder
-from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError
+from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError, Notice
 from core.llm import get_llm
 from core.registry import ProcessRegistry
 from core.settings import Settings, get_settings
@@ -312,7 +312,8 @@ class RAGTool:
             yield answer.text
         else:
             answer = yield from self._composed(question, result.hits, evidence, history, memory_context, notices)
-        answer.notice = " ".join(dict.fromkeys(n for n in notices if n))
+        answer.notices = list(dict.fromkeys(n for n in notices if n))   # each a Notice: the UI translates it
+        answer.notice = " ".join(answer.notices)
         answer.queries = result.queries
         answer.seconds = time.perf_counter() - started
         yield answer
@@ -330,7 +331,8 @@ class RAGTool:
         waiting = getattr(self.llm, "waiting", lambda: 0)()
         yield SourcesEvent([citation_for(s.n, s.hit, quote=s.text, support=s.support) for s in sources],
                            search_query=question,
-                           waiting_for=prompts.QUEUED.format(n=waiting) if waiting else "")
+                           waiting_for=Notice(prompts.QUEUED.format(n=waiting), key="notice_queued", n=waiting)
+                           if waiting else "")
         emitted = False
         try:
             answer = None
@@ -344,7 +346,9 @@ class RAGTool:
                     yield item
         except LLMError as exc:
             zh = detect_language(question) == "zh"
-            notices.append(prompts.LLM_FAILED_NOTICE_ZH if zh else prompts.LLM_FAILED_NOTICE.format(error=exc))
+            notices.append(Notice(prompts.LLM_FAILED_NOTICE_ZH, key="notice_llm_failed_general") if zh else
+                           Notice(prompts.LLM_FAILED_NOTICE.format(error=exc), key="notice_llm_failed",
+                                  error=Notice(str(exc), exc.key, **exc.values)))
             if emitted:
                 yield "\n\n"
             answer = extractive_answer(question, evidence)
@@ -363,7 +367,8 @@ class RAGTool:
             answer.citations = [citation_for(s.n, s.hit, quote=s.text, support=s.support) for s in sources]
         if "⚠" in answer.text:
             zh = detect_language(question) == "zh"
-            notices.append(prompts.UNSUPPORTED_NOTICE_ZH if zh else prompts.UNSUPPORTED_NOTICE)
+            notices.append(Notice(prompts.UNSUPPORTED_NOTICE_ZH if zh else prompts.UNSUPPORTED_NOTICE,
+                                  key="notice_unsupported"))
         return answer
 
     def ask(self, question: str, **kwargs) -> Answer:

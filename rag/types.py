@@ -124,6 +124,7 @@ class Answer:
     citations: list[Citation]
     mode: str                        # "llm" | "extractive" | "none"
     notice: str = ""                 # e.g. "No LLM is configured: this answer quotes the best passages."
+    notices: list[str] = field(default_factory=list)   # the sentences of `notice`, each a core.errors.Notice
     queries: list[str] = field(default_factory=list)   # the expanded queries that were searched
     seconds: float = 0.0
     refused: bool = False            # "not in your documents": the evidence was too weak
@@ -139,7 +140,7 @@ class SourcesEvent:
     citations: list[Citation]
     related: bool = False
     search_query: str = ""
-    waiting_for: str = ""            # e.g. "the local model is answering another question" while queued
+    waiting_for: str = ""            # e.g. "the local model is answering another question" while queued (a Notice)
 
 
 @dataclass

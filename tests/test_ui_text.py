@@ -113,3 +113,111 @@ def test_long_names_under_bars_keep_their_start_and_end():
     assert len(label) == LABEL_CHARS and label.startswith("Chapter 12") and label.endswith("system") and "…" in label
     covered = plot_update(ZH, "coverage", report_frames(REPORT)["coverage"])["value"]
     assert not any("a.pdf" in label for label in covered["chapter"])   # one document: its chapters alone
+
+
+# -- the notices under an answer: each a keyed sentence, shown in the reader's language -------------------------
+
+ANSWER_NOTICE_KEYS = ("notice_expansion_needs_llm", "notice_expansion_skipped", "notice_queued", "notice_llm_failed",
+                      "notice_llm_failed_general", "notice_unsupported", "notice_advanced_search_needs_llm",
+                      "notice_listing_records", "notice_not_saved")
+NOTES = ("# Functions\n\nA function is a named block of code that takes arguments, computes something and returns "
+         "a result. Calling a function jumps to its body and comes back with the return value.\n")
+ENGLISH_RUN = re.compile(r"[A-Za-z]{2,} [A-Za-z]{2,} [A-Za-z]{2,}")   # three English words in a row
+
+
+def assert_keyed(notice, key: str) -> str:
+    """The notice is a Notice with this key; shown to a Chinese reader it is Chinese, to an English one itself."""
+    from core.errors import Notice
+    from ui.common import said
+    assert isinstance(notice, Notice) and notice.key == key, (notice, getattr(notice, "key", None))
+    zh = said(ZH, notice)
+    assert HAN.search(zh) and not ENGLISH_RUN.search(zh), zh
+    assert said(EN, notice) == str(notice)
+    return zh
+
+
+def test_every_answer_notice_key_has_chinese_text():
+    for key in ANSWER_NOTICE_KEYS:
+        assert key in TEXT["en"] and key in TEXT["zh-CN"], key
+        assert HAN.search(TEXT["zh-CN"][key]), key
+        assert set(re.findall(r"\{(\w+)\}", TEXT["en"][key])) == set(re.findall(r"\{(\w+)\}", TEXT["zh-CN"][key]))
+
+
+def test_query_expansion_notices_are_keyed_and_the_errors_own_sentence_is_translated():
+    from core.errors import LLMError
+    from rag.retrieve import Retriever
+
+    class FailingLLM:
+        def complete(self, *args, **kwargs):
+            raise LLMError("The language model failed; try again later.", key="err_llm_failed")
+
+    options = SimpleNamespace(mqe=True, hyde=True)
+    warnings: list[str] = []
+    Retriever._expand(SimpleNamespace(llm=None, settings=SimpleNamespace(mqe_queries=2)), "q", options, warnings)
+    assert warnings == ["Query expansion (MQE/HyDE) needs a language model; searched with the question only."]
+    assert_keyed(warnings[0], "notice_expansion_needs_llm")
+
+    warnings = []
+    Retriever._expand(SimpleNamespace(llm=FailingLLM(), settings=SimpleNamespace(mqe_queries=2)), "q", options,
+                      warnings)
+    assert warnings == ["Query expansion was skipped: The language model failed; try again later."]
+    assert assert_keyed(warnings[0], "notice_expansion_skipped") == "已跳过查询扩展：语言模型出错了，请稍后再试。"
+
+
+def test_fixed_answer_notices_are_shown_in_chinese():
+    from core.errors import Notice
+    from rag import prompts
+    from ui.common import said
+    assert assert_keyed(Notice(prompts.UNSUPPORTED_NOTICE, key="notice_unsupported"), "notice_unsupported") \
+        == prompts.UNSUPPORTED_NOTICE_ZH
+    assert assert_keyed(Notice(prompts.LLM_FAILED_NOTICE_ZH, key="notice_llm_failed_general"),
+                        "notice_llm_failed_general") == prompts.LLM_FAILED_NOTICE_ZH
+    queued = Notice(prompts.QUEUED.format(n=2), key="notice_queued", n=2)
+    assert "2" in assert_keyed(queued, "notice_queued")
+    plain = Notice("A sentence nobody translated.")                  # no key: English, in either language
+    assert said(ZH, plain) == str(plain)
+
+
+def test_a_failing_model_gives_keyed_notices_on_the_answer(llm_settings, fake_llm, monkeypatch):
+    from rag.tool import RAGTool
+    from rag.types import Answer, SourcesEvent
+    tool = RAGTool("learner", llm_settings)
+    tool.add_text(NOTES, title="Functions")
+    fake_llm.mode = "error"
+    monkeypatch.setattr(tool.llm, "waiting", lambda: 2)       # two questions ahead: this one is queued
+    items = list(tool.ask_stream("What does a function return?", mqe=True))
+    event = next(i for i in items if isinstance(i, SourcesEvent))
+    assert "answering 2 other question(s)" in event.waiting_for
+    assert "2" in assert_keyed(event.waiting_for, "notice_queued")
+    answer = items[-1]
+    assert isinstance(answer, Answer) and answer.mode == "extractive", answer
+    keys = [n.key for n in answer.notices]
+    assert keys == ["notice_expansion_skipped", "notice_llm_failed"], answer.notices
+    for notice in answer.notices:
+        assert_keyed(notice, notice.key)
+    assert answer.notice == " ".join(answer.notices)             # the CLI and the memories read the joined text
+    assert answer.notice.endswith("Showing the passages that answer it best instead.")
+
+
+def test_the_assistants_own_notices_are_keyed(settings, monkeypatch):
+    from assistant import get_assistant
+    from assistant.types import AskResult
+    from core.errors import StoreUnavailable
+    learner = get_assistant("learner", settings)
+    learner.rag.add_text(NOTES, title="Functions")
+    remember = learner._remember
+
+    def failing(content, memory_type, *args, **kwargs):
+        if memory_type == "episodic":
+            raise StoreUnavailable("The memory store cannot be opened.")
+        return remember(content, memory_type, *args, **kwargs)
+
+    monkeypatch.setattr(learner, "_remember", failing)
+    result = list(learner.ask("What does a function return?", use_advanced_search=True))[-1]
+    assert isinstance(result, AskResult)
+    keys = [n.key for n in result.notices if getattr(n, "key", None)]
+    assert keys == ["notice_advanced_search_needs_llm", "notice_not_saved"], result.notices
+    for notice in result.notices:
+        if getattr(notice, "key", None):
+            assert_keyed(notice, notice.key)
+    assert result.notice.endswith("This exchange could not be saved to your history.")

@@ -145,10 +145,13 @@ def when(moment: datetime) -> str:
 
 def said(request, sentence) -> str:
     """A keyed sentence (a core.errors.Notice, an AssistantError) in the person's language; in English, or
-    without a key or translation, its own English text — one source of truth, never an i18n.json copy."""
+    without a key or translation, its own English text — one source of truth, never an i18n.json copy.
+    A value that is itself a keyed sentence (an error's own sentence inside a notice) is shown the same way."""
     key, lang = getattr(sentence, "key", None), lang_of(request)
     if lang != "en" and key and key in TEXT[lang]:
-        return t(request, key, **sentence.values)
+        values = {name: said(request, value) if getattr(value, "key", None) else value
+                  for name, value in sentence.values.items()}
+        return t(request, key, **values)
     return str(sentence)
 
 

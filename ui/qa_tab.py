@@ -24,7 +24,7 @@ from assistant.views import chat_markdown, section_html
 from core.errors import AssistantError
 from rag.prompts import EXTRACTIVE_NOTICE
 from rag.types import Citation, SourcesEvent
-from ui.common import (Context, _, bind, citation_label, failure, log, saved_page, section_caption, short,
+from ui.common import (Context, _, bind, citation_label, failure, log, said, saved_page, section_caption, short,
                        source_choice, t, when)
 
 # The source viewer's text panel keeps the first marked passage in view each time it shows a section.
@@ -229,7 +229,8 @@ def ask(qa: QA, question, history, shown_before, cite_map, mqe, hyde, session, r
                 if item.search_query and item.search_query.strip() != question:
                     update[qa.searched] = t(request, "searched_for", query=chat_markdown(item.search_query))
                 if item.waiting_for and not text:
-                    shown[-1] = {"role": "assistant", "content": f"⏳ *{chat_markdown(item.waiting_for)}*"}
+                    waiting = chat_markdown(said(request, item.waiting_for))   # a Notice: in their language
+                    shown[-1] = {"role": "assistant", "content": f"⏳ *{waiting}*"}
                     update[qa.chatbot] = shown
                 yield update
             elif item:
@@ -255,7 +256,9 @@ def ask(qa: QA, question, history, shown_before, cite_map, mqe, hyde, session, r
         from assistant.history import describe
         memory_md = f"**{t(request, 'memory_used')}**\n\n" + "\n".join(
             f"- {chat_markdown(short(describe(m), 200))}" for m in result.memories)
-    notice = result.notice.replace(EXTRACTIVE_NOTICE, "").strip()   # the line says "no language model"
+    # each notice in the person's language; not the extractive one: the line above the answers says it
+    notices = result.notices or [result.notice.replace(EXTRACTIVE_NOTICE, "").strip()]   # a result without a list
+    notice = " ".join(said(request, n) for n in notices if n and n != EXTRACTIVE_NOTICE)
     notice = " ".join(x for x in (answered_by(request, result), chat_markdown(notice)) if x)
     yield {qa.chatbot: shown, qa.shown_chat: shown, qa.conversations: conversation_list(qa, request, session),
            qa.sources: source_list(ctx, request, cites, related=result.refused),
