@@ -23,6 +23,7 @@ from core.vectors import get_vector_store
 from rag import prompts
 from rag.answer import (add_supporting_quote, attribute_uncited, citation_for, extractive_answer, focused_sources,
                         mark_unsupported, refusal, says_not_found, stream_composed_answer, whole_chunk_sources)
+from rag.focus import search_focus
 from rag.evidence import Evidence, evidence_strength, question_weights, score_evidence, split_units
 from rag.chunk import chunk_document, document_context, embedding_text
 from rag.dense import DenseSpaces, Progress
@@ -279,13 +280,15 @@ class RAGTool:
     def retrieve(self, query: str, **options) -> RetrievalResult:
         if not query or not query.strip():
             raise InvalidRequest("The question is empty; type a question first.", key="err_question_empty")
-        return self.retriever.search(self.user_id, query.strip(), RetrievalOptions.from_settings(self.settings, **options))
+        # Instructions about the answer's form ("round to two decimal places") are not searched for.
+        return self.retriever.search(self.user_id, search_focus(query), RetrievalOptions.from_settings(self.settings, **options))
 
     def search(self, query: str, **options) -> list[SearchHit]:
         return self.retrieve(query, **options).hits
 
     def evidence(self, question: str, hits: list[SearchHit]) -> list[Evidence]:
         """The units of the hits scored as answers to the question (rag.evidence), best first."""
+        question = search_focus(question)
         n_chunks, df = self.store.term_document_counts(self.user_id, search_tokens(question))
         return score_evidence(question, hits, self.dense, question_weights(question, df, n_chunks))
 
