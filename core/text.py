@@ -82,6 +82,16 @@ def bm25_tokens(text: str) -> list[str]:
     return [stem(t) for t in search_tokens(text)]
 
 
+_FISCAL_YEAR = re.compile(r"fy((?:19|20)?)(\d\d)")
+
+
+def with_fiscal_years(tokens: list[str]) -> list[str]:
+    """The tokens plus the year of each fiscal-year token ("fy2022" -> "2022", "fy21" -> "2021"): a question
+    says FY2022 where a filing's table heads its column 2022."""
+    years = [(m.group(1) or "20") + m.group(2) for t in tokens if (m := _FISCAL_YEAR.fullmatch(t))]
+    return tokens + [y for y in years if y not in tokens]
+
+
 @functools.lru_cache(maxsize=200_000)
 def stem(token: str) -> str:
     """The Snowball English stem of a lower-case Latin word; any other token (numbers, CJK) unchanged."""

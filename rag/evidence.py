@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.text import CJK_CHAR, detect_language, search_tokens
+from core.text import CJK_CHAR, detect_language, search_tokens, with_fiscal_years
 from rag.types import SearchHit
 
 # -- units -------------------------------------------------------------------------------------------
@@ -179,8 +179,9 @@ _ZH_QUESTION_WORDS = re.compile(
 
 
 def terms_of(text: str) -> list[str]:
-    """Content terms, stemmed; Chinese also as character bigrams (jieba may cut a phrase differently)."""
-    out = [stem(t) for t in search_tokens(text) if not _ZH_QUESTION_WORDS.fullmatch(t)]
+    """Content terms, stemmed, a fiscal year also as its year; Chinese also as character bigrams (jieba may
+    cut a phrase differently)."""
+    out = with_fiscal_years([stem(t) for t in search_tokens(text) if not _ZH_QUESTION_WORDS.fullmatch(t)])
     for run in re.findall(f"{CJK_CHAR.pattern}+", _ZH_QUESTION_WORDS.sub(" ", text)):
         out += [run[i:i + 2] for i in range(len(run) - 1)]
     return out

@@ -108,6 +108,7 @@ def document_scores(question: str, profiles: dict[str, str]) -> dict[str, float]
     (e.g. "10k") weighs little. Documents the question does not name score 0.
     """
     query_terms = {t for t in search_tokens(question) if not CJK_CHAR.match(t)}
+    period_words = query_terms | {t[2:] for t in query_terms if re.fullmatch(r"fy(19|20)\d\d", t)}
     doc_terms = {doc_id: _naming_terms(text) for doc_id, text in profiles.items()}
     df: dict[str, int] = {}
     for terms in doc_terms.values():
@@ -125,6 +126,8 @@ def document_scores(question: str, profiles: dict[str, str]) -> dict[str, float]
             return 1.0 if term in question else 0.0
         if len(term) < 4:
             return 0.0
+        if _split_period(term) and _split_period(term) <= period_words:
+            return 1.0   # "Q2 of FY2023" names the 2023Q2 filing
         if any(len(q) >= 4 and term in q for q in query_terms):
             return 1.0
         inside = [q for q in query_terms if q in term]
@@ -132,20 +135,80 @@ def document_scores(question: str, profiles: dict[str, str]) -> dict[str, float]
             return 0.0
         return min(1.0, sum(len(q) for q in inside) / len(term))
 
-    def score(terms: set[str]) -> float:
+    # "AMEX", "JnJ": a short form of a document's whole name counts as the name, as rare as the documents
+    # it fits are few.
+    abbreviated: dict[str, float] = {}
+    for abbreviation in _abbreviations(question):
+        fitting = [d for d, text in profiles.items()
+                   if any(_abbreviates(abbreviation, words) for words in _name_sequences(text))]
+        # Its other documents too: JOHNSON_JOHNSON_2023Q2_EARNINGS.pdf is titled "PRELIM 2Q23 Press Release"
+        # but shares the file name words of JOHNSON_JOHNSON_2022_10K.pdf ("JOHNSON & JOHNSON").
+        names = {tuple(_name_sequences(profiles[d])[0]) for d in fitting}
+        fitting += [d for d, text in profiles.items()
+                    if d not in fitting and tuple(_name_sequences(text)[0]) in names]
+        for doc_id in fitting:
+            abbreviated[doc_id] = abbreviated.get(doc_id, 0.0) + math.log(1 + n / len(fitting))
+
+    def score(doc_id: str, terms: set[str]) -> float:
         matched = {t: c for t in terms if (c := named(t)) > 0}
         # One name written two ways counts once: "CVS Health" matches the file's CVSHEALTH and the title's
         # CVS and HEALTH, and a filing with a title must not outweigh its sibling without one.
         matched = {t: c for t, c in matched.items() if not any(t != u and t in u for u in matched)}
-        if not any(not _PERIOD.fullmatch(t) for t in matched):
+        if doc_id not in abbreviated and not any(not _PERIOD.fullmatch(t) for t in matched):
             return 0.0   # a year names no document by itself ("as of 2022" fits every 2022 filing)
-        return sum(c * math.log(1 + n / df[t]) for t, c in matched.items())
+        return sum(c * math.log(1 + n / df[t]) for t, c in matched.items()) + abbreviated.get(doc_id, 0.0)
 
-    return {doc_id: score(terms) for doc_id, terms in doc_terms.items()}
+    return {doc_id: score(doc_id, terms) for doc_id, terms in doc_terms.items()}
+
+
+# A short form written with capitals, as people write them: "AMEX", "JnJ", "J&J" (not "and", not "FY2019").
+_ABBREVIATION = re.compile(r"(?<![\w&])[A-Za-z][A-Za-z&]{1,7}(?![\w&])")
+_CONNECTORS = ("&", "and")
+
+
+def _abbreviations(question: str) -> set[str]:
+    return {m.group().lower() for m in _ABBREVIATION.finditer(question)
+            if sum(c.isupper() for c in m.group()) >= 2}
+
+
+def _name_sequences(profile: str) -> list[list[str]]:
+    """Each part of a document's profile (file name, title) as its words in order, without numbers, kind
+    words and legal forms: "American Express Company" -> [american, express]; "&" and "and" kept."""
+    sequences = []
+    for part in profile.split(" · "):
+        words = [w for w in re.findall(r"[a-z0-9]+|&", part.lower())
+                 if not any(ch.isdigit() for ch in w) and w not in _KIND_WORDS and w != "the"]
+        sequences.append(words)
+    return sequences
+
+
+def _abbreviates(abbreviation: str, words: list[str]) -> bool:
+    """Whether the abbreviation spells the whole name from the start of each word: "amex" = AMerican
+    EXpress, "jnj" = Johnson aNd Johnson. Every word gives a letter or more; a connector may give none."""
+    if sum(w not in _CONNECTORS for w in words) < 2:
+        return False
+
+    def spells(i: int, j: int) -> bool:
+        if j == len(words):
+            return i == len(abbreviation)
+        word = words[j]
+        parts = ["", "&", "n", "and"] if word in _CONNECTORS else [word[:k] for k in range(1, len(word) + 1)]
+        return any(abbreviation.startswith(part, i) and spells(i + len(part), j + 1) for part in parts)
+
+    return spells(0, 0)
 
 
 # A year or a period of one ("2019", "2023q2"): it tells filings of one company apart, but names none.
 _PERIOD = re.compile(r"(fy)?(19|20)\d\d(q[1-4]|h[12])?|(q[1-4]|h[12])(19|20)\d\d")
+
+
+def _split_period(term: str) -> set[str] | None:
+    """A period of a year as the words a question writes it in: "2023q2" -> {"2023", "q2"}; None for others."""
+    match = re.fullmatch(r"(?:fy)?((?:19|20)\d\d)(q[1-4]|h[12])|(q[1-4]|h[12])((?:19|20)\d\d)", term)
+    if not match:
+        return None
+    year, part = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
+    return {year, part}
 
 
 # Words that say what kind of document (or company) a file is about, not which one: "Which book explains

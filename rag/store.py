@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.text import bm25_tokens, stem
+from core.text import bm25_tokens, stem, with_fiscal_years
 from rag.chunk import document_context, index_fields
 from rag.types import Chunk
 
@@ -232,7 +232,7 @@ class DocumentStore:
         `heading_weight` is how much a word of the chunk's document title and section path counts against
         one of its text."""
         fts = self._fts_table(user_id, create=False)
-        terms = list(dict.fromkeys(bm25_tokens(query)))
+        terms = with_fiscal_years(list(dict.fromkeys(bm25_tokens(query))))
         if not fts or not terms:
             return []
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms[:64])

@@ -210,6 +210,25 @@ def test_a_document_is_named_by_its_name_not_by_a_year_or_a_second_spelling():
     assert focus_documents(scores)[0] == "amex" and scores["amex"] > scores["water"]
 
 
+def test_a_document_is_named_by_a_short_form_of_its_whole_name():
+    from rag.retrieve import document_scores, focus_documents
+    filings = {"amex": "AMERICANEXPRESS 2022 10K · American Express Company",
+               "water": "AMERICANWATERWORKS 2022 10K · AMERICAN WATER WORKS COMPANY",
+               "jnj": "JOHNSON JOHNSON 2022 10K · JOHNSON & JOHNSON",
+               "boeing": "BOEING 2022 10K · THE BOEING COMPANY",
+               "nike": "NIKE 2021 10K · NIKE, Inc.", "mgm": "MGMRESORTS 2020 10K"}
+    assert focus_documents(document_scores("Does AMEX have an improving operating margin?", filings)) == ["amex"]
+    assert focus_documents(document_scores("What drove gross margin change for JnJ?", filings)) == ["jnj"]
+    # A filing whose title does not spell the name is the same company's by its file name.
+    quarter = {**filings, "jnj23": "JOHNSON JOHNSON 2023Q2 EARNINGS · PRELIM 2Q23 Press Release"}
+    assert focus_documents(document_scores("Did JnJ's net earnings increase in Q2 of FY2023?", quarter))[0] == "jnj23"
+    assert focus_documents(document_scores("How did J&J's sales grow?", filings)) == ["jnj"]
+    assert focus_documents(document_scores("What is AWW's working capital?", filings)) == ["water"]
+    # Lower-case words and capitalised terms that spell no whole name name nothing.
+    assert focus_documents(document_scores("what does amex mean in a margin?", filings)) == []
+    assert focus_documents(document_scores("What is the FY2022 EBITDA or COGS?", filings)) == []
+
+
 def test_bm25_search_can_be_limited_to_documents(settings):
     tool = RAGTool("alice", settings)
     a = tool.add_text("# A\n\nRevenue grew in 2019 thanks to games.", title="a")
@@ -228,6 +247,17 @@ def test_bm25_matches_english_words_in_any_form(settings):
     assert found and found[0][0].startswith(sheet.doc_id)
     n, counts = tool.store.term_document_counts("alice", ["sheet", "weather", "absent"])
     assert n >= 2 and counts == {"sheet": 1, "weather": 1}   # IDF lookups stem the same way
+
+
+def test_a_fiscal_year_in_a_question_finds_the_year_a_table_heads_its_column(settings):
+    from core.text import with_fiscal_years
+    assert with_fiscal_years(["rate", "fy2022", "fy21"]) == ["rate", "fy2022", "fy21", "2022", "2021"]
+    tool = RAGTool("alice", settings)
+    table = tool.add_text("# Results\n\n| Year | 2022 | 2020 |\n|---|---|---|\n| Effective tax rate | (0.6)% | 1.5% |",
+                          title="filing")
+    tool.add_text("# Outlook\n\nThe effective tax rate for FY2021 is expected to rise.", title="outlook")
+    found = tool.store.bm25_search("alice", "effective tax rate FY2022", 10)
+    assert found[0][0].startswith(table.doc_id)
 
 
 def test_a_bm25_index_of_an_older_version_is_rebuilt_from_the_rows_when_the_store_opens(settings):
