@@ -206,6 +206,17 @@ def question_weights(question: str, document_frequency: dict[str, int], n_chunks
     return weights
 
 
+# How much a question word that names the document ("Corning", "Think Python") counts: it says where to look,
+# and every unit of that document is about it ("I have reviewed this Annual Report of Corning Incorporated").
+DOCUMENT_NAME_WEIGHT = 0.3
+
+
+def discount_document_names(weights: dict[str, float], hits: list[SearchHit]) -> dict[str, float]:
+    """The question's weights with the words of its hits' file names and titles (not their years) cut."""
+    naming = {t for hit in hits for t in terms_of(f"{hit.doc_name} {hit.doc_title}") if not t.isdigit()}
+    return {t: w * DOCUMENT_NAME_WEIGHT if t in naming else w for t, w in weights.items()}
+
+
 def coverage(question_terms: set[str], unit_terms: set[str], weights: dict[str, float]) -> float:
     total = sum(weights.get(t, 1.0) for t in question_terms)
     if not total:

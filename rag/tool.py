@@ -24,7 +24,8 @@ from rag import prompts
 from rag.answer import (add_supporting_quote, attribute_uncited, citation_for, extractive_answer, focused_sources,
                         mark_unsupported, refusal, says_not_found, stream_composed_answer, whole_chunk_sources)
 from rag.focus import search_focus
-from rag.evidence import Evidence, evidence_strength, question_weights, score_evidence, split_units
+from rag.evidence import (Evidence, discount_document_names, evidence_strength, question_weights, score_evidence,
+                          split_units)
 from rag.chunk import chunk_document, document_context, embedding_text
 from rag.dense import DenseSpaces, Progress
 from rag.figures import extract_figures, figures_dir, load_figures, remove_figures, save_figures
@@ -290,7 +291,8 @@ class RAGTool:
         """The units of the hits scored as answers to the question (rag.evidence), best first."""
         question = search_focus(question)
         n_chunks, df = self.store.term_document_counts(self.user_id, search_tokens(question))
-        return score_evidence(question, hits, self.dense, question_weights(question, df, n_chunks))
+        weights = discount_document_names(question_weights(question, df, n_chunks), hits)
+        return score_evidence(question, hits, self.dense, weights)
 
     def ask_stream(self, question: str, *, history: list[dict] | None = None, memory_context: str | None = None,
                    **options) -> Iterator[str | SourcesEvent | Answer]:
