@@ -24,6 +24,10 @@ _INSTRUCTIONS = [re.compile(p, re.IGNORECASE) for p in (
     rf"{_NUMBER_WORD}\s+(?:short\s+)?(?:sentences?|words?|paragraphs?|bullet(?:\s+points?)?|lines?)\b",
     r"\b(?:please\s+)?(?:be\s+(?:brief|concise)|keep it (?:short|brief)|think step by step|step by step|"
     r"show your (?:work|working|reasoning|steps))\b",
+    # what to say when the question does not apply ("If gross margin is not a useful metric for a company like
+    # this, then state that and explain why"): the condition only repeats what the question asks
+    r"(?P<lead>^|[.?!;:]\s*)if\b[^.?!]*?,?\s*then\s+(?:please\s+)?(?:state|say|mention|note|explain)\s+(?:that|so|this)"
+    r"(?:\s+and\s+explain\s+why)?",
     # filler around the question itself
     r"\b(?:please\s+)?answer the following question(?:s)?(?:\s+to the best of your abilit(?:y|ies))?\s*:?",
     r"\bhere(?:'s| is) (?:the|my|our) question\s*:",

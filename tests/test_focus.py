@@ -14,6 +14,8 @@ from rag.tool import RAGTool
     ("Using the cash flow statement, answer the following question to the best of your abilities: how much "
      "cash came from operations?", "Using the cash flow statement, how much cash came from operations?"),
     ("What is recursion? Answer in two sentences.", "What is recursion?"),
+    ("Does Boeing have an improving gross margin as of FY2022? If gross margin is not a useful metric for a company "
+     "like this, then please state that and explain why.", "Does Boeing have an improving gross margin as of FY2022?"),
     ("Explain recursion step by step.", "Explain recursion"),
     ("请用一句话回答：什么是元组？", "什么是元组？"),
     ("结果保留两位小数，2019年营收增长率是多少？", "2019年营收增长率是多少？"),
