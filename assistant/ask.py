@@ -147,7 +147,7 @@ def _answer_from_memory(assistant, question: str, history: list[dict]):
             text = "".join(pieces).strip()
         except LLMError as exc:
             notice = Notice(f"{exc} Listing your records instead.", key="notice_listing_records",
-                            error=Notice(str(exc), exc.key, **exc.values))
+                            error=Notice.of(exc))
             if pieces:
                 yield "\n\n"
     if text is None:

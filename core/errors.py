@@ -54,3 +54,8 @@ class Notice(str):
         notice = super().__new__(cls, text)
         notice.key, notice.values = key, values
         return notice
+
+    @classmethod
+    def of(cls, error: AssistantError) -> "Notice":
+        """An error's own sentence as a notice (inside another one: "The model failed: {error}")."""
+        return cls(str(error), error.key, **error.values)

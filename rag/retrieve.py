@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from core.errors import LLMError, Notice
 from core.llm import LLMClient
 from core.settings import Settings
-from core.text import CJK_CHAR, detect_language, search_tokens
+from core.text import CJK_CHAR, detect_language, search_tokens, with_fiscal_years
 from rag import prompts
 from rag.chunk import document_context, embedding_text
 from rag.dense import DenseSpaces
@@ -108,7 +108,7 @@ def document_scores(question: str, profiles: dict[str, str]) -> dict[str, float]
     (e.g. "10k") weighs little. Documents the question does not name score 0.
     """
     query_terms = {t for t in search_tokens(question) if not CJK_CHAR.match(t)}
-    period_words = query_terms | {t[2:] for t in query_terms if re.fullmatch(r"fy(19|20)\d\d", t)}
+    period_words = set(with_fiscal_years(sorted(query_terms)))   # "FY2023" is also the year 2023
     doc_terms = {doc_id: _naming_terms(text) for doc_id, text in profiles.items()}
     df: dict[str, int] = {}
     for terms in doc_terms.values():
@@ -126,7 +126,7 @@ def document_scores(question: str, profiles: dict[str, str]) -> dict[str, float]
             return 1.0 if term in question else 0.0
         if len(term) < 4:
             return 0.0
-        if _split_period(term) and _split_period(term) <= period_words:
+        if (period := _split_period(term)) and period <= period_words:
             return 1.0   # "Q2 of FY2023" names the 2023Q2 filing
         if any(len(q) >= 4 and term in q for q in query_terms):
             return 1.0
@@ -138,14 +138,14 @@ def document_scores(question: str, profiles: dict[str, str]) -> dict[str, float]
     # "AMEX", "JnJ": a short form of a document's whole name counts as the name, as rare as the documents
     # it fits are few.
     abbreviated: dict[str, float] = {}
-    for abbreviation in _abbreviations(question):
-        fitting = [d for d, text in profiles.items()
-                   if any(_abbreviates(abbreviation, words) for words in _name_sequences(text))]
+    abbreviations = _abbreviations(question)
+    sequences = {d: _name_sequences(text) for d, text in profiles.items()} if abbreviations else {}
+    for abbreviation in abbreviations:
+        fitting = [d for d, parts in sequences.items() if any(_abbreviates(abbreviation, words) for words in parts)]
         # Its other documents too: JOHNSON_JOHNSON_2023Q2_EARNINGS.pdf is titled "PRELIM 2Q23 Press Release"
         # but shares the file name words of JOHNSON_JOHNSON_2022_10K.pdf ("JOHNSON & JOHNSON").
-        names = {tuple(_name_sequences(profiles[d])[0]) for d in fitting}
-        fitting += [d for d, text in profiles.items()
-                    if d not in fitting and tuple(_name_sequences(text)[0]) in names]
+        names = {tuple(sequences[d][0]) for d in fitting}
+        fitting += [d for d, parts in sequences.items() if d not in fitting and tuple(parts[0]) in names]
         for doc_id in fitting:
             abbreviated[doc_id] = abbreviated.get(doc_id, 0.0) + math.log(1 + n / len(fitting))
 
@@ -280,11 +280,14 @@ class Retriever:
                 weights[name] = weights.get(name, 1.0) * self.settings.focus_weight
         fused = reciprocal_rank_fusion(rankings, k=self.settings.rrf_k, weights=weights)
         pool_size = max(options.top_k, self.settings.rerank_candidates if options.rerank else options.top_k)
+        chunks = {}
         if self.settings.chunks_per_page:
             chunks = self.store.get_chunks(user_id, [cid for cid, _, _ in fused[:max(pool_size * 4, 40)]])
             fused = spread_pages(fused, chunks, self.settings.chunks_per_page)
         pool = fused[:pool_size]
-        chunks = self.store.get_chunks(user_id, [cid for cid, _, _ in pool])
+        missing = [cid for cid, _, _ in pool if cid not in chunks]   # read once: the spread read most of them
+        if missing:
+            chunks = {**chunks, **self.store.get_chunks(user_id, missing)}
         scored = [p for p in pool if p[0] in chunks]   # vectors of a just-removed document may linger
         if options.rerank and self.settings.reranker_model and scored:
             scored = self._rerank(question, scored, chunks, docs)
@@ -301,8 +304,8 @@ class Retriever:
         """The queries to search (the question first, then MQE rewrites) and the HyDE passage, if asked."""
         queries, hyde_text = [question], None
         if (options.mqe or options.hyde) and self.llm is None:
-            warnings.append(Notice("Query expansion (MQE/HyDE) needs a language model; searched with the question only.",
-                                   key="notice_expansion_needs_llm"))
+            warnings.append(Notice("Query expansion (MQE/HyDE) needs a language model; searched with the question "
+                                   "only.", key="notice_expansion_needs_llm"))
         elif options.mqe or options.hyde:
             try:
                 if options.mqe:
@@ -311,7 +314,7 @@ class Retriever:
                     hyde_text = hypothetical_passage(question, self.llm)
             except LLMError as exc:
                 warnings.append(Notice(f"Query expansion was skipped: {exc}", key="notice_expansion_skipped",
-                                       error=Notice(str(exc), exc.key, **exc.values)))
+                                       error=Notice.of(exc)))
         return queries, hyde_text
 
     def _rankings(self, user_id: str, queries: list[str], hyde_text: str | None, options: RetrievalOptions,

@@ -52,18 +52,12 @@ CREATE TABLE IF NOT EXISTS pending_ingests (
 FTS_SUFFIX = "_hb"
 
 
-@dataclass
-class _IndexedChunk:
-    """What _bm25_fields reads of a chunk (a stored row has no Chunk object)."""
-    text: str
-    heading_path: list[str]
-    context_prefix: str
-
-
-def _bm25_fields(context: str, chunk) -> tuple[str, str]:
+def _bm25_fields(context: str, heading_path: list[str], text: str, prefix: str) -> tuple[str, str]:
     """The (heading, body) tokens a chunk is indexed with."""
-    where, what = index_fields(context, chunk.heading_path, chunk.text, chunk.context_prefix)
+    where, what = index_fields(context, heading_path, text, prefix)
     return " ".join(bm25_tokens(where)), " ".join(bm25_tokens(what))
+
+
 # Seconds a write waits for another process's write lock (e.g. a reconcile pass removing orphans).
 BUSY_TIMEOUT_S = 30.0
 
@@ -172,7 +166,8 @@ class DocumentStore:
                          chunk.char_start, chunk.char_end, chunk.token_count, json.dumps(chunk.page_breaks),
                          chunk.context_prefix))
                     self._conn.execute(f"INSERT INTO {fts} (rowid, heading, body) VALUES (?, ?, ?)",
-                                       (cur.lastrowid, *_bm25_fields(context, chunk)))
+                                       (cur.lastrowid, *_bm25_fields(context, chunk.heading_path, chunk.text,
+                                                                  chunk.context_prefix)))
                 if ingest_id:
                     self._conn.execute("DELETE FROM pending_ingests WHERE ingest_id=?", (ingest_id,))
                 self._conn.execute("COMMIT")
@@ -294,8 +289,7 @@ class DocumentStore:
                     (user_id,)).fetchall()
                 self._conn.executemany(
                     f"INSERT INTO {new} (rowid, heading, body) VALUES (?, ?, ?)",
-                    [(rowid, *_bm25_fields(names.get(doc_id, ""), _IndexedChunk(text, json.loads(path or "[]"),
-                                                                                 prefix or "")))
+                    [(rowid, *_bm25_fields(names.get(doc_id, ""), json.loads(path or "[]"), text, prefix or ""))
                      for rowid, doc_id, text, path, prefix in rows])
                 self._conn.execute("UPDATE fts_tables SET name=? WHERE user_id=?", (new, user_id))
                 self._conn.execute(f"DROP TABLE IF EXISTS {old}_vocab")
@@ -305,6 +299,7 @@ class DocumentStore:
                 self._conn.execute("ROLLBACK")
                 raise
             log.info("rebuilt the BM25 index of one user (%d chunks)", len(rows))
+
     def clear_user(self, user_id: str) -> None:
         fts = self._fts_table(user_id, create=False)
         with self._lock:

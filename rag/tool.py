@@ -282,7 +282,8 @@ class RAGTool:
         if not query or not query.strip():
             raise InvalidRequest("The question is empty; type a question first.", key="err_question_empty")
         # Instructions about the answer's form ("round to two decimal places") are not searched for.
-        return self.retriever.search(self.user_id, search_focus(query), RetrievalOptions.from_settings(self.settings, **options))
+        options = RetrievalOptions.from_settings(self.settings, **options)
+        return self.retriever.search(self.user_id, search_focus(query), options)
 
     def search(self, query: str, **options) -> list[SearchHit]:
         return self.retrieve(query, **options).hits
@@ -353,7 +354,7 @@ class RAGTool:
             zh = detect_language(question) == "zh"
             notices.append(Notice(prompts.LLM_FAILED_NOTICE_ZH, key="notice_llm_failed_general") if zh else
                            Notice(prompts.LLM_FAILED_NOTICE.format(error=exc), key="notice_llm_failed",
-                                  error=Notice(str(exc), exc.key, **exc.values)))
+                                  error=Notice.of(exc)))
             if emitted:
                 yield "\n\n"
             answer = extractive_answer(question, evidence)
