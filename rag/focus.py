@@ -28,6 +28,12 @@ _INSTRUCTIONS = [re.compile(p, re.IGNORECASE) for p in (
     # this, then state that and explain why"): the condition only repeats what the question asks
     r"(?P<lead>^|[.?!;:]\s*)if\b[^.?!]*?,?\s*then\s+(?:please\s+)?(?:state|say|mention|note|explain)\s+(?:that|so|this)"
     r"(?:\s+and\s+explain\s+why)?",
+    # a role to play ("Approach the question asked by assuming the standpoint of an investment banking analyst who
+    # only has access to the statement of income"): the role goes, what it may read ("the statement of income") stays
+    r"\b(?:(?:please\s+)?approach (?:the|this) question(?:\s+asked)?\s+by\s+)?(?:assuming|taking|adopting)\s+the\s+"
+    r"(?:standpoint|perspective|point of view|viewpoint|role)\s+of\s+(?:an?|the)\s+[^.?!,;]*?"
+    r"(?:\s+(?:who|that)\s+(?:only\s+)?(?:has|have)\s+access\s+to\b|(?=[.?!,;]|$))",
+    r"\bas if you were (?:an?|the) [^.?!,;]*?(?=[.?!,;]|$)",
     # filler around the question itself
     r"\b(?:please\s+)?answer the following question(?:s)?(?:\s+to the best of your abilit(?:y|ies))?\s*:?",
     r"\bhere(?:'s| is) (?:the|my|our) question\s*:",

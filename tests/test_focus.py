@@ -17,6 +17,12 @@ from rag.tool import RAGTool
     ("Does Boeing have an improving gross margin as of FY2022? If gross margin is not a useful metric for a company "
      "like this, then please state that and explain why.", "Does Boeing have an improving gross margin as of FY2022?"),
     ("Explain recursion step by step.", "Explain recursion"),
+    # a role goes; what the role may read stays (it says where to look)
+    ("What is the total revenue growth rate for Block? Approach the question asked by assuming the standpoint of an "
+     "investment banking analyst who only has access to the statement of income.",
+     "What is the total revenue growth rate for Block? the statement of income"),
+    ("Assuming the perspective of a tax lawyer, what did Boeing pay in taxes in 2022?",
+     "what did Boeing pay in taxes in 2022?"),
     ("请用一句话回答：什么是元组？", "什么是元组？"),
     ("结果保留两位小数，2019年营收增长率是多少？", "2019年营收增长率是多少？"),
 ])
@@ -30,6 +36,8 @@ def test_answer_format_instructions_are_not_searched_for(question, focus):
     "How do I round a number to two decimal places in Python?",   # rounding is the topic here, asked as a question
     "How do I round the total to two decimal places?",
     "Round to two decimal places.",                               # nothing would be left: the question stays
+    "What is the standpoint of the author on recursion?",          # a standpoint asked about is the topic
+    "Why do people assume the role of the victim?",
 ])
 def test_a_question_without_instructions_is_searched_as_written(question):
     kept = search_focus(question)
