@@ -187,8 +187,10 @@ def renumber(text: str, valid: set[int]) -> tuple[str, list[int]]:
 
 # -- the three kinds of answer ---------------------------------------------------------------------------------
 
-def refusal(question: str, evidence: list[Evidence], hits: list[SearchHit], *, max_related: int = 3) -> Answer:
-    """'Not in your documents', with the closest passages as related reading."""
+def refusal(question: str, evidence: list[Evidence], hits: list[SearchHit], *, max_related: int = 3,
+            unknown_words: list[str] = ()) -> Answer:
+    """'Not in your documents', with the closest passages as related reading; naming the question's
+    words that no passage of the library contains, when there are any."""
     zh = detect_language(question) == "zh"
     related, seen = [], set()
     for ev in evidence:
@@ -198,6 +200,10 @@ def refusal(question: str, evidence: list[Evidence], hits: list[SearchHit], *, m
     if not related:
         related = [citation_for(i, h) for i, h in enumerate(hits[:max_related], start=1)]
     text = prompts.NOT_IN_DOCUMENTS_ZH if zh else prompts.NOT_IN_DOCUMENTS
+    if unknown_words:
+        words = ("、" if zh else ", ").join(f"“{w}”" for w in unknown_words[:3])
+        never = prompts.NEVER_MENTIONED_ZH if zh else " " + prompts.NEVER_MENTIONED
+        text += never.format(words=words)
     return Answer(question=question, text=text, citations=[], mode="none", refused=True, related=related)
 
 

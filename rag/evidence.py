@@ -342,9 +342,48 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
     return [ev for _, ev in out]
 
 
-def evidence_strength(evidence: list[Evidence]) -> float:
-    """How well the documents answer the question: the best unit's score (0 when there is none)."""
-    return evidence[0].score if evidence else 0.0
+def evidence_strength(evidence: list[Evidence], unknown: list[str] | None = None) -> float:
+    """How well the documents answer the question: the best unit's score (0 when there is none), less
+    UNKNOWN_WORD_PENALTY when the question hinges on words the documents never use (`unknown_words`)."""
+    if not evidence:
+        return 0.0
+    best = evidence[0]
+    # Unknown words are English; an English question over a Chinese book shares no words with it by nature.
+    if unknown and detect_language(best.unit.text) == "en":
+        return max(0.0, best.score - UNKNOWN_WORD_PENALTY)
+    return best.score
+
+
+# "What was Boeing's revenue from selling bicycles?" with Boeing's 10-K loaded: the filing's revenue table
+# matches every other word, and the embedder finds it close. A word no chunk of the library contains says
+# the asked thing is not there; it does not prove it (a reader's paraphrase uses words a book may not), so
+# it lowers the strength rather than refusing outright.
+UNKNOWN_WORD_PENALTY = 0.15   # near-miss set 5 -> 15 of 20 refused; FinanceBench answerable 7 -> 8 of 58 ("capex")
+_WORD = re.compile(r"[A-Za-z]+")
+# Words that shape an English question rather than name what it asks about.
+_QUESTION_PHRASING = frozenset("many much kind kinds type types explain describe tell please mean means "
+                               "happen happens difference".split())
+
+
+UNKNOWN_WORDS_MIN_CHUNKS = 100   # a word missing from a short note says little; from a 30-page filing, more
+
+
+def unknown_words(question: str, document_frequency: dict[str, int], n_chunks: int) -> list[str]:
+    """English words of the question (4+ letters) in none of the person's `n_chunks` chunks
+    (`document_frequency` keyed by search token, as DocumentStore.term_document_counts gives it); none
+    while the library is smaller than UNKNOWN_WORDS_MIN_CHUNKS. Abbreviations written with capitals
+    inside ("PPNE", "JnJ") are left out: documents spell them out."""
+    if n_chunks < UNKNOWN_WORDS_MIN_CHUNKS:
+        return []
+    out = []
+    for word in _WORD.findall(question):
+        token = word.lower()
+        if len(word) < 4 or any(c.isupper() for c in word[1:]) or token in _QUESTION_PHRASING or \
+                not search_tokens(token):
+            continue
+        if document_frequency.get(token, 0) == 0 and token not in out:
+            out.append(token)
+    return out
 
 
 # -- checking a composed answer -------------------------------------------------------------------------

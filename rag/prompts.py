@@ -28,6 +28,9 @@ NOT_FOUND_PATTERN = r"NOT[ _]IN[ _]DOCUMENTS|sources do not (contain|answer|say|
 NOT_IN_DOCUMENTS = ("This is not in your documents: no passage answers it. The closest passages are listed "
                     "below as related reading.")
 NOT_IN_DOCUMENTS_ZH = "你的文档中没有这个问题的答案：没有段落能回答它。下面列出最接近的段落，仅供参考。"
+# after NOT_IN_DOCUMENTS, when the question uses words no chunk contains (rag.evidence.unknown_words)
+NEVER_MENTIONED = "Your documents never mention {words}."
+NEVER_MENTIONED_ZH = "你的文档中从未出现{words}。"
 
 QUEUED = ("Your answer is queued: the language model on this computer is answering {n} other question(s) "
           "first. The passages above are ready to read.")

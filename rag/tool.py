@@ -25,7 +25,7 @@ from rag.answer import (add_supporting_quote, attribute_uncited, citation_for, e
                         mark_unsupported, refusal, says_not_found, stream_composed_answer, whole_chunk_sources)
 from rag.focus import search_focus
 from rag.evidence import (Evidence, discount_document_names, evidence_strength, question_weights, score_evidence,
-                          split_units)
+                          split_units, unknown_words)
 from rag.chunk import chunk_document, document_context, embedding_text
 from rag.dense import DenseSpaces, Progress
 from rag.figures import extract_figures, figures_dir, load_figures, remove_figures, save_figures
@@ -295,6 +295,12 @@ class RAGTool:
         weights = discount_document_names(question_weights(question, df, n_chunks), hits)
         return score_evidence(question, hits, self.dense, weights)
 
+    def unknown_words(self, question: str) -> list[str]:
+        """Words of the question that none of this person's chunks contains (rag.evidence.unknown_words)."""
+        question = search_focus(question)
+        n_chunks, df = self.store.term_document_counts(self.user_id, search_tokens(question))
+        return unknown_words(question, df, n_chunks)
+
     def ask_stream(self, question: str, *, history: list[dict] | None = None, memory_context: str | None = None,
                    **options) -> Iterator[str | SourcesEvent | Answer]:
         """Yield a SourcesEvent (the passages, at once), then the answer's text as it is written, then
@@ -307,8 +313,9 @@ class RAGTool:
         result = self.retrieve(question, **options)
         notices = list(result.warnings)
         evidence = self.evidence(question, result.hits) if result.hits else []
-        if evidence_strength(evidence) < self.settings.answer_min_support:
-            answer = refusal(question, evidence, result.hits)
+        unknown = self.unknown_words(question)
+        if evidence_strength(evidence, unknown) < self.settings.answer_min_support:
+            answer = refusal(question, evidence, result.hits, unknown_words=unknown)
             yield SourcesEvent(answer.related, related=True, search_query=question)
             yield answer.text
         elif self.llm is None:

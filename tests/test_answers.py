@@ -142,6 +142,36 @@ def test_questions_the_documents_do_not_answer_are_declined_with_related_passage
     assert not zh.refused and "间隔最大" in zh.text
 
 
+def filing(n_segments: int) -> str:
+    """A long filing-like document: one section per segment, each with its revenue by year."""
+    kinds = ["airplanes", "satellites", "engines", "services", "parts", "training", "software", "leasing"]
+    return "\n\n".join(
+        f"# Segment {i}\n\nThe {kinds[i % 8]} segment {i} reported revenue of {1000 + 37 * i:,}.{i % 10} million in "
+        f"2017 and {900 + 29 * i:,}.{i % 7} million in 2016, driven by deliveries to airlines and governments. "
+        f"Operating margins in segment {i} moved with pricing, volume and the cost of {kinds[(i + 3) % 8]}."
+        for i in range(n_segments))
+
+
+def test_a_question_naming_what_a_long_document_never_mentions_is_declined(settings):
+    tool = RAGTool("analyst", settings)
+    tool.add_text(filing(420), title="Aerospace annual report", name="aero_10k.md")
+    # Every other word matches a revenue sentence, and the embedder finds it close: "bicycles", in no chunk
+    # of a long document, is what says the asked thing is not there.
+    assert tool.unknown_words("What was the revenue from bicycles in 2017?") == ["bicycles"]
+    _, answer = stream(tool, "What was the revenue from bicycles in 2017?")
+    assert answer.refused and answer.text.endswith("Your documents never mention “bicycles”."), answer.text
+    _, answered = stream(tool, "What was the revenue of the satellites segment 1 in 2017?")
+    assert not answered.refused and "1,037.1" in answered.text
+
+
+def test_unknown_words_leave_out_abbreviations_short_words_known_words_and_short_libraries():
+    from rag.evidence import UNKNOWN_WORDS_MIN_CHUNKS, unknown_words
+    df = {"revenue": 3, "tuple": 2, "sold": 1}
+    assert unknown_words("What is the PPNE and JnJ revenue of the tuple for a cat?", df, 500) == []
+    assert unknown_words("How many Bicycles were sold, and were the bicycles red?", df, 500) == ["bicycles"]
+    assert unknown_words("How many bicycles were sold?", df, UNKNOWN_WORDS_MIN_CHUNKS - 1) == []
+
+
 PEOPLE = """# 张世昌
 
 2011年性格火爆的张世昌在作客深圳队（实是在当时的临时主场惠州）的赛事中出彩，与看台的球迷发生小冲突。
