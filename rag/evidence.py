@@ -21,10 +21,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from core.text import CJK_CHAR, detect_language, search_tokens, with_fiscal_years
+from core.text import CJK_CHAR, STOPWORDS, detect_language, search_tokens, with_fiscal_years
 from rag.types import SearchHit
 
 # -- units -------------------------------------------------------------------------------------------
@@ -359,29 +360,33 @@ def evidence_strength(evidence: list[Evidence], unknown: list[str] | None = None
 # the asked thing is not there; it does not prove it (a reader's paraphrase uses words a book may not), so
 # it lowers the strength rather than refusing outright.
 UNKNOWN_WORD_PENALTY = 0.15   # near-miss set 5 -> 15 of 20 refused; FinanceBench answerable 7 -> 8 of 58 ("capex")
+UNKNOWN_WORDS_MIN_CHUNKS = 100   # a word missing from a short note says little; from a 30-page filing, more
 _WORD = re.compile(r"[A-Za-z]+")
 # Words that shape an English question rather than name what it asks about.
 _QUESTION_PHRASING = frozenset("many much kind kinds type types explain describe tell please mean means "
                                "happen happens difference".split())
 
 
-UNKNOWN_WORDS_MIN_CHUNKS = 100   # a word missing from a short note says little; from a 30-page filing, more
+class QuestionTerms(NamedTuple):
+    focus: str                        # the question without answer-format instructions (rag.focus)
+    document_frequency: dict[str, int]  # chunks holding each looked-up search token; 0 = none
+    n_chunks: int
 
 
 def unknown_words(question: str, document_frequency: dict[str, int], n_chunks: int) -> list[str]:
-    """English words of the question (4+ letters) in none of the person's `n_chunks` chunks
-    (`document_frequency` keyed by search token, as DocumentStore.term_document_counts gives it); none
-    while the library is smaller than UNKNOWN_WORDS_MIN_CHUNKS. Abbreviations written with capitals
-    inside ("PPNE", "JnJ") are left out: documents spell them out."""
+    """English words of the question (4+ letters) that `document_frequency` counts in none of the person's
+    `n_chunks` chunks (a word it did not look up is not judged); none while the library is smaller than
+    UNKNOWN_WORDS_MIN_CHUNKS. Abbreviations written with capitals inside ("PPNE", "JnJ") are left out:
+    documents spell them out."""
     if n_chunks < UNKNOWN_WORDS_MIN_CHUNKS:
         return []
     out = []
     for word in _WORD.findall(question):
         token = word.lower()
         if len(word) < 4 or any(c.isupper() for c in word[1:]) or token in _QUESTION_PHRASING or \
-                not search_tokens(token):
+                token in STOPWORDS:
             continue
-        if document_frequency.get(token, 0) == 0 and token not in out:
+        if document_frequency.get(token) == 0 and token not in out:
             out.append(token)
     return out
 

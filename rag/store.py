@@ -50,6 +50,7 @@ CREATE TABLE IF NOT EXISTS pending_ingests (
 # BM25 tables of this layout (a heading and a body field, words stemmed by core.text.bm25_tokens) end with
 # this; a table without it was written by an older version and is rebuilt when the store opens.
 FTS_SUFFIX = "_hb"
+MAX_COUNTED_TERMS = 64   # term_document_counts looks up at most this many distinct terms of a question
 
 
 def _bm25_fields(context: str, heading_path: list[str], text: str, prefix: str) -> tuple[str, str]:
@@ -243,7 +244,7 @@ class DocumentStore:
         that tells a question's rare words from its common ones (rag.evidence)."""
         n = self.count_chunks(user_id)
         fts = self._fts_table(user_id, create=False)
-        terms = list(dict.fromkeys(t for t in terms if t))[:64]
+        terms = list(dict.fromkeys(t for t in terms if t))[:MAX_COUNTED_TERMS]
         if not fts or not terms:
             return n, {}
         vocab = f"{fts}_vocab"

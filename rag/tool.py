@@ -24,15 +24,15 @@ from rag import prompts
 from rag.answer import (add_supporting_quote, attribute_uncited, citation_for, extractive_answer, focused_sources,
                         mark_unsupported, refusal, says_not_found, stream_composed_answer, whole_chunk_sources)
 from rag.focus import search_focus
-from rag.evidence import (Evidence, discount_document_names, evidence_strength, question_weights, score_evidence,
-                          split_units, unknown_words)
+from rag.evidence import (Evidence, QuestionTerms, discount_document_names, evidence_strength, question_weights,
+                          score_evidence, split_units, unknown_words)
 from rag.chunk import chunk_document, document_context, embedding_text
 from rag.dense import DenseSpaces, Progress
 from rag.figures import extract_figures, figures_dir, load_figures, remove_figures, save_figures
 from rag.ocr import remove_ocr_lines, save_ocr_lines
 from rag.reconcile import ReconcileReport, process_identity, reconcile_once
 from rag.retrieve import RAG_COLLECTION, RetrievalOptions, RetrievalResult, Retriever
-from rag.store import DocumentRecord, DocumentStore
+from rag.store import MAX_COUNTED_TERMS, DocumentRecord, DocumentStore
 from rag.types import Answer, ConvertedDocument, IngestResult, SearchHit, SourcesEvent
 
 log = logging.getLogger(__name__)
@@ -288,18 +288,23 @@ class RAGTool:
     def search(self, query: str, **options) -> list[SearchHit]:
         return self.retrieve(query, **options).hits
 
-    def evidence(self, question: str, hits: list[SearchHit]) -> list[Evidence]:
-        """The units of the hits scored as answers to the question (rag.evidence), best first."""
-        question = search_focus(question)
-        n_chunks, df = self.store.term_document_counts(self.user_id, search_tokens(question))
-        weights = discount_document_names(question_weights(question, df, n_chunks), hits)
-        return score_evidence(question, hits, self.dense, weights)
+    def question_terms(self, question: str) -> QuestionTerms:
+        """The question's focus and how many of this person's chunks hold each of its words (0 for none),
+        read once per question for the evidence weights and the unknown words."""
+        focus = search_focus(question)
+        terms = list(dict.fromkeys(search_tokens(focus)))[:MAX_COUNTED_TERMS]
+        n_chunks, found = self.store.term_document_counts(self.user_id, terms)
+        return QuestionTerms(focus, {t: found.get(t, 0) for t in terms}, n_chunks)
 
-    def unknown_words(self, question: str) -> list[str]:
+    def evidence(self, question: str, hits: list[SearchHit], terms: QuestionTerms | None = None) -> list[Evidence]:
+        """The units of the hits scored as answers to the question (rag.evidence), best first."""
+        focus, df, n_chunks = terms or self.question_terms(question)
+        weights = discount_document_names(question_weights(focus, df, n_chunks), hits)
+        return score_evidence(focus, hits, self.dense, weights)
+
+    def unknown_words(self, question: str, terms: QuestionTerms | None = None) -> list[str]:
         """Words of the question that none of this person's chunks contains (rag.evidence.unknown_words)."""
-        question = search_focus(question)
-        n_chunks, df = self.store.term_document_counts(self.user_id, search_tokens(question))
-        return unknown_words(question, df, n_chunks)
+        return unknown_words(*(terms or self.question_terms(question)))
 
     def ask_stream(self, question: str, *, history: list[dict] | None = None, memory_context: str | None = None,
                    **options) -> Iterator[str | SourcesEvent | Answer]:
@@ -312,8 +317,9 @@ class RAGTool:
             return
         result = self.retrieve(question, **options)
         notices = list(result.warnings)
-        evidence = self.evidence(question, result.hits) if result.hits else []
-        unknown = self.unknown_words(question)
+        terms = self.question_terms(question)
+        evidence = self.evidence(question, result.hits, terms) if result.hits else []
+        unknown = self.unknown_words(question, terms)
         if evidence_strength(evidence, unknown) < self.settings.answer_min_support:
             answer = refusal(question, evidence, result.hits, unknown_words=unknown)
             yield SourcesEvent(answer.related, related=True, search_query=question)

@@ -166,10 +166,11 @@ def test_a_question_naming_what_a_long_document_never_mentions_is_declined(setti
 
 def test_unknown_words_leave_out_abbreviations_short_words_known_words_and_short_libraries():
     from rag.evidence import UNKNOWN_WORDS_MIN_CHUNKS, unknown_words
-    df = {"revenue": 3, "tuple": 2, "sold": 1}
+    df = {"revenue": 3, "tuple": 2, "sold": 1, "ppne": 0, "jnj": 0, "cat": 0, "many": 0, "bicycles": 0, "red": 0}
     assert unknown_words("What is the PPNE and JnJ revenue of the tuple for a cat?", df, 500) == []
     assert unknown_words("How many Bicycles were sold, and were the bicycles red?", df, 500) == ["bicycles"]
     assert unknown_words("How many bicycles were sold?", df, UNKNOWN_WORDS_MIN_CHUNKS - 1) == []
+    assert unknown_words("How many bicycles were sold?", {"sold": 1}, 500) == []   # not looked up: not judged
 
 
 PEOPLE = """# 张世昌
