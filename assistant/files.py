@@ -159,10 +159,14 @@ def save_page_image(settings: Settings, user_id: str, session_hash: str | None, 
 
 
 def report_path(settings: Settings, user_id: str, session_hash: str | None, name: str, kind: str = "reports") -> Path:
-    """Where this tab's new report (or exported deck: kind="decks") goes; the tab's earlier ones are removed.
-    Each gets a folder of its own, so its URL is new even when the file name (to the second) is not."""
+    """Where this tab's new report (or exported deck: kind="decks") goes. Each gets a folder of its own, so its
+    URL is new even when the file name (to the second) is not. The one before it is kept, so a download
+    started from its link as a new one is made (the Reports tab refreshes when opened) is not cut off;
+    older ones are removed."""
     folder = user_folder(settings, user_id) / kind / tab_key(session_hash)
-    shutil.rmtree(folder, ignore_errors=True)
+    earlier = sorted((p for p in folder.glob("*") if p.is_dir()), key=_mtime) if folder.is_dir() else []
+    for old in earlier[:-1]:
+        shutil.rmtree(old, ignore_errors=True)
     own = folder / uuid.uuid4().hex[:8]
     own.mkdir(parents=True, exist_ok=True)
     return own / name

@@ -448,3 +448,24 @@ def test_advanced_search_uses_mqe_and_hyde_only_with_an_llm(llm_settings, fake_l
     plain.load_document(write_pdf(tmp_path, "flight.pdf", AVIATION))
     _, result = final(plain.ask(QUESTION, [], True))
     assert result.citations and "needs a language model" in result.notice
+
+
+def test_a_new_report_keeps_the_one_before_it_so_a_started_download_finishes(settings):
+    """Opening the Reports tab makes a report and "Refresh" another: a download of the first link must not be
+    cut off by the second (it was: "Download.path: canceled" in the browser test). Older ones go."""
+    import os
+    import time
+
+    from assistant.files import report_path
+
+    made = []
+    for i in range(3):
+        path = report_path(settings, "alice", "tab-1", f"learning-report-{i}.json")
+        path.write_text("{}", encoding="utf-8")
+        os.utime(path.parent, (time.time() + i, time.time() + i))     # each folder newer than the last
+        made.append(path)
+    assert not made[0].exists() and made[1].exists() and made[2].exists()
+    assert len({p.parent for p in made}) == 3                            # each its own URL
+    other_tab = report_path(settings, "alice", "tab-2", "learning-report.json")
+    other_tab.write_text("{}", encoding="utf-8")
+    assert made[1].exists() and made[2].exists()                         # another tab's report removes none
