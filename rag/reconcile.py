@@ -37,7 +37,7 @@ FOREIGN_PENDING_TTL_S = 24 * 3600
 
 @dataclass
 class ReconcileReport:
-    vectors: int = 0                                   # orphan vectors removed (both spaces)
+    vectors: int = 0                                   # orphan chunk vectors removed (both spaces)
     files: int = 0                                     # orphan files and folders removed
     stale_pending: int = 0                             # entries of dead ingests cleared
     doc_ids: list[str] = field(default_factory=list)   # the orphan documents
@@ -119,8 +119,8 @@ def reconcile(store, dense, files_dir: Path, user_id: str) -> ReconcileReport:
 
     `store` is rag.store.DocumentStore, `dense` rag.dense.DenseSpaces. The scan runs without locks; only
     when it finds something unknown does the pass take the write lock, look again and remove."""
-    in_vectors = {space.collection: dense.vectors.payload_values(space.collection, "doc_id")
-                  for space in dense.spaces}
+    in_vectors = {space.name: dense.vectors.payload_values(space.collection, "doc_id") for space in dense.spaces}
+    space_named = {space.name: space for space in dense.spaces}
     in_files = stored_entries(files_dir)
     seen = set().union(*in_vectors.values(), in_files)
     if seen <= store.doc_ids(user_id) and not store.pending_ingests(user_id):
@@ -131,10 +131,11 @@ def reconcile(store, dense, files_dir: Path, user_id: str) -> ReconcileReport:
         stale = [p for p in pending if not owner_alive(p.owner, p.started_at)]
         keep = store.doc_ids(user_id) | {p.doc_id for p in pending if p not in stale}
         orphans = sorted(seen - keep)
-        for collection, doc_ids in in_vectors.items():
+        for name, doc_ids in in_vectors.items():
+            space = space_named[name]
             for doc_id in doc_ids - keep:
-                report.vectors += dense.vectors.count(collection, where={"doc_id": doc_id})
-                dense.vectors.delete(collection, where={"doc_id": doc_id})
+                report.vectors += dense.chunks_in(space, doc_id)       # chunks, not sentence windows
+                dense.vectors.delete(space.collection, where={"doc_id": doc_id})
         for doc_id in orphans:
             for entry in in_files.get(doc_id, []):
                 remove_entry(entry)

@@ -37,7 +37,7 @@ def test_each_chunk_is_embedded_once_by_the_embedder_that_knows_its_language(set
     assert tool.vectors.count(main.collection) == 1          # the English passage
     assert tool.vectors.count(multilingual.collection) == 4  # the Chinese ones
     assert tool.stats()["vectors"] == 5
-    assert tool.vectors.recorded_model(multilingual.collection) == multilingual.embedder.model_id
+    assert tool.vectors.recorded_model(multilingual.collection) == multilingual.model_record
 
     tool.remove_document(ids["svm"])
     assert tool.vectors.count(multilingual.collection) == 3
@@ -120,3 +120,35 @@ def test_reindex_command_prints_what_it_did(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr()
     assert "re-embedded 5 passages" in out.out
     assert "embed: 5/5 passages" in out.err
+
+
+def test_sentence_windows_keep_the_heading_line_and_whole_sentences():
+    from rag.dense import sentence_windows
+    short = "机器学习 > 第一章\n版本空间是与训练集一致的假设集合。"
+    assert sentence_windows(short) == [short]
+    body = "".join(f"第{i}句话讲的是一个不同的主题，它足够长，可以单独成为一个窗口。" for i in range(6))
+    windows = sentence_windows("机器学习 > 第一章\n" + body, size=60)
+    assert len(windows) >= 3
+    assert all(w.startswith("机器学习 > 第一章\n") and w.endswith("。") for w in windows)
+    assert "".join(w.split("\n", 1)[1] for w in windows) == body        # nothing lost, nothing repeated
+
+
+def test_a_long_chinese_chunk_is_stored_as_windows_and_found_by_one_sentence(settings):
+    """A question about one sentence of a long passage finds the passage (as a chunk, once), and the
+    passage's windows leave with its document."""
+    tool = RAGTool("alice", settings)
+    _ingest(tool)
+    long_doc = tool.add_text(
+        "# 杂记\n\n" + "今天的天气很好，我们去公园散步，看到很多人在放风筝，孩子们在草地上奔跑。"
+        "午饭吃的是面条和饺子，味道不错，饭后大家一起喝茶聊天。"
+        "梯度下降每一步沿着损失函数的负梯度方向更新参数，步长由学习率决定，学习率太大时会来回振荡。"
+        "晚上回家以后看了一部电影，讲的是一个家庭搬到乡下生活的故事。", title="notes").doc_id
+    space = tool.dense.multilingual
+    chunks = tool.stats()["chunks"]
+    assert tool.stats()["vectors"] == chunks                                # a chunk counts once
+    assert tool.vectors.count(space.collection) > len(CHINESE) + 1           # the long one is several windows
+    hits = tool.dense.search(["学习率设得过大会出现什么现象？"], 5, "zh")[0]
+    assert hits[0].payload["doc_id"] == long_doc and "#" not in hits[0].id
+    assert len({h.id for h in hits}) == len(hits)                          # one hit per chunk
+    tool.remove_document(long_doc)
+    assert tool.vectors.count(space.collection) == len(CHINESE)

@@ -52,11 +52,11 @@ class LibraryState:
 
 
 def vectors_by_document(tool) -> dict[str, int]:
-    """doc_id -> points, over the main and the multilingual collection."""
+    """doc_id -> chunks with vectors, over the main and the multilingual collection (windows count once)."""
     counts: dict[str, int] = {}
     for space in tool.dense.spaces:
         for doc_id in tool.vectors.payload_values(space.collection, "doc_id"):
-            counts[doc_id] = counts.get(doc_id, 0) + tool.vectors.count(space.collection, where={"doc_id": doc_id})
+            counts[doc_id] = counts.get(doc_id, 0) + tool.dense.chunks_in(space, doc_id)
     return counts
 
 
