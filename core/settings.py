@@ -56,6 +56,7 @@ _RULES = [
     ("dense_weight", lambda v, s: v >= 0, "0 or more"),
     ("bm25_weight", lambda v, s: v >= 0, "0 or more"),
     ("focus_weight", lambda v, s: v >= 0, "0 or more"),
+    ("statement_weight", lambda v, s: v >= 0, "0 or more"),
     ("bm25_heading_weight", lambda v, s: v > 0, "more than 0"),
     ("chunks_per_page", lambda v, s: v >= 0, "0 or more"),
     ("foreign_dense_weight", lambda v, s: v >= 0, "0 or more"),
@@ -155,6 +156,10 @@ class Settings(BaseSettings):
     bm25_weight: float = Field(1.0, description="RRF weight of BM25 result lists.")
     focus_weight: float = Field(
         1.0, description="RRF weight of the extra searches inside documents the question names (0 = off).")
+    statement_weight: float = Field(
+        2.0, description="RRF weight of the search under the headings of a financial statement the question names "
+                         "(\"on the balance sheet\"; 0 = off). FinanceBench hit@5 at 1 / 1.5 / 2 / 3: "
+                         "0.586 / 0.603 / 0.621 / 0.638 (README).")
     foreign_dense_weight: float = Field(
         0.0, description="RRF weight of dense results when the embedder does not know the question's language.")
     use_mqe: bool = Field(False, description="Multi-query expansion through the LLM (needs an LLM).")

@@ -15,6 +15,7 @@ from core.text import CJK_CHAR, detect_language, search_tokens, with_fiscal_year
 from rag import prompts
 from rag.chunk import document_context, embedding_text
 from rag.dense import DenseSpaces
+from rag.statements import named_statements
 from rag.store import DocumentStore
 from rag.types import SearchHit
 
@@ -278,6 +279,8 @@ class Retriever:
         for name in ("dense_focus", "bm25_focus"):
             if name in rankings:
                 weights[name] = weights.get(name, 1.0) * self.settings.focus_weight
+        if "statement" in weights:
+            weights["statement"] = self.settings.statement_weight
         fused = reciprocal_rank_fusion(rankings, k=self.settings.rrf_k, weights=weights)
         pool_size = max(options.top_k, self.settings.rerank_candidates if options.rerank else options.top_k)
         chunks = {}
@@ -343,6 +346,11 @@ class Retriever:
                 rankings["bm25_focus"] = [cid for cid, _ in self.store.bm25_search(
                     user_id, queries[0], options.candidates, doc_ids=focus,
                     heading_weight=self.settings.bm25_heading_weight)]
+            statements = named_statements(queries[0]) if self.settings.statement_weight else []
+            if statements:   # "on the balance sheet": the chunks under that statement's heading
+                rankings["statement"] = [cid for cid, _ in self.store.heading_search(
+                    user_id, queries[0], [p for s in statements for p in s.heading_phrases()], options.candidates,
+                    doc_ids=focus or None, excluded=[p for s in statements for p in s.excluded_phrases()])]
         return rankings
 
     def _rerank(self, question: str, scored: list, chunks: dict, docs: dict) -> list:

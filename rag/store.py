@@ -239,6 +239,30 @@ class DocumentStore:
             (float(heading_weight), match, *(doc_ids or []), limit))
         return [(r[0], float(r[1])) for r in rows]
 
+    def heading_search(self, user_id: str, query: str, phrases: list[list[str]], limit: int,
+                       doc_ids: list[str] | None = None, excluded: list[list[str]] | None = None
+                       ) -> list[tuple[str, float]]:
+        """bm25_search among the chunks whose document title or section path holds one of `phrases`
+        (bm25_tokens, adjacent) and none of `excluded`."""
+        fts = self._fts_table(user_id, create=False)
+        terms = with_fiscal_years(list(dict.fromkeys(bm25_tokens(query))))
+        if not fts or not terms or not phrases:
+            return []
+
+        def quoted(tokens: list[str]) -> str:
+            return '"' + " ".join(tokens).replace('"', '""') + '"'
+
+        match = (f"heading : ({' OR '.join(quoted(p) for p in phrases)}) AND "
+                 f"({' OR '.join(quoted([t]) for t in terms[:64])})")
+        if excluded:
+            match += f" NOT heading : ({' OR '.join(quoted(p) for p in excluded)})"
+        only = f"AND c.doc_id IN ({','.join('?' * len(doc_ids))})" if doc_ids else ""
+        rows = self._read(
+            f"SELECT c.chunk_id, -bm25({fts}) AS s FROM {fts} JOIN chunks c ON c.id = {fts}.rowid "
+            f"WHERE {fts} MATCH ? {only} ORDER BY s DESC LIMIT ?",
+            (match, *(doc_ids or []), limit))
+        return [(r[0], float(r[1])) for r in rows]
+
     def term_document_counts(self, user_id: str, terms: list[str]) -> tuple[int, dict[str, int]]:
         """(number of this user's chunks, {term: chunks containing its stem}) for search_tokens terms: the IDF
         that tells a question's rare words from its common ones (rag.evidence)."""

@@ -314,3 +314,55 @@ def test_the_heading_weight_makes_a_section_title_count_more(settings):
     titled_id = next(c for c in high if c.startswith(titled.doc_id))
     other_id = next(c for c in high if c.startswith(mentioned.doc_id))
     assert high[titled_id] - high[other_id] > low[titled_id] - low[other_id]
+
+
+@pytest.mark.parametrize("question, named", [
+    ("Basing your judgments off of the balance sheet, what is the FY2018 accounts payable?", ["balance sheet"]),
+    ("Use the statement of financial position and the P&L statement.", ["balance sheet", "income statement"]),
+    ("Answer from the statement of income and the cash flow statement.", ["income statement", "cash flow statement"]),
+    ("Refer to the consolidated statements of operations.", ["income statement"]),
+    ("根据合并资产负债表，应付账款是多少？", ["balance sheet"]),
+    ("What are the company's off-balance sheet arrangements?", ["balance sheet"]),   # the heading side excludes them
+    ("How did operating income change in 2022?", []),
+    ("What is the cash flow of the project?", []),
+])
+def test_questions_name_financial_statements_by_any_of_their_names(question, named):
+    from rag.statements import named_statements
+    assert [s.name for s in named_statements(question)] == named
+
+
+def test_a_named_statement_finds_the_page_under_its_other_name(settings):
+    """"balance sheet" in a question finds a table headed STATEMENTS OF FINANCIAL POSITION, not the notes that
+    repeat the question's words, nor the off-balance-sheet section."""
+    tool = RAGTool("alice", settings)
+    sheet = tool.add_text("# CONSOLIDATED STATEMENTS OF FINANCIAL POSITION\n\n| | 2018 | 2017 |\n|---|---|---|\n"
+                          "| Accounts payable | 1,200 | 1,100 |\n| Total current liabilities | 5,000 | 4,800 |",
+                          title="filing")
+    notes = tool.add_text("# Notes to the balance sheet\n\nAccounts payable on the balance sheet are paid within "
+                          "60 days; the balance sheet accounts payable policy did not change in 2018.",
+                          title="notes")
+    off = tool.add_text("# Off-Balance Sheet Arrangements\n\nNo accounts payable are held off the balance sheet.",
+                        title="other")
+    from rag.statements import named_statements
+    phrases = [p for s in named_statements("balance sheet") for p in s.heading_phrases()]
+    excluded = [p for s in named_statements("balance sheet") for p in s.excluded_phrases()]
+    found = [cid.split(":")[0] for cid, _ in tool.store.heading_search(
+        "alice", "accounts payable 2018", phrases, 10, excluded=excluded)]
+    assert found[0] == sheet.doc_id and off.doc_id not in found and notes.doc_id in found
+    assert tool.store.heading_search("alice", "accounts payable", phrases, 10, doc_ids=[notes.doc_id])[0][0] \
+        .startswith(notes.doc_id)
+
+
+    # In a search, notes that repeat the question's words under another heading lose to the statement.
+    bob = RAGTool("bob", settings)
+    sheet = bob.add_text("# CONSOLIDATED STATEMENTS OF FINANCIAL POSITION\n\n| | 2018 | 2017 |\n|---|---|---|\n"
+                         "| Accounts payable | 1,200 | 1,100 |\n| Total current liabilities | 5,000 | 4,800 |",
+                         title="filing")
+    bob.add_text("# Notes\n\nAccounts payable on the balance sheet are paid within 60 days; the balance sheet "
+                 "accounts payable policy did not change at year end 2018.", title="notes")
+    question = "Basing your judgments off of the balance sheet, what is the year end FY2018 accounts payable?"
+    hits = bob.search(question, top_k=3)
+    assert hits[0].chunk.doc_id == sheet.doc_id and "statement" in hits[0].sources
+    off_switch = RAGTool("bob", settings.model_copy(update={"statement_weight": 0.0}))
+    hits = off_switch.search(question, top_k=3)
+    assert all("statement" not in h.sources for h in hits) and hits[0].chunk.doc_id != sheet.doc_id
