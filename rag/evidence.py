@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 from core.text import CJK_CHAR, STOPWORDS, detect_language, search_tokens, with_fiscal_years
+from rag.statements import named_statements, under_statement
 from rag.types import SearchHit
 
 # -- units -------------------------------------------------------------------------------------------
@@ -284,6 +285,11 @@ def embedder_for(embedders, *texts: str):
     return embedders.for_languages({detect_language(t) for t in texts if t})
 
 
+# A unit under a heading of the statement the question names (rag.statements). FinanceBench, no LLM:
+# cited_gold 0.24 -> 0.28, refused_answerable 8 -> 7 of 58; near_miss_en unchanged (0.75).
+STATEMENT_BONUS = 0.06
+
+
 def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict[str, float], *,
                    max_hits: int = 8, max_embedded: int = 32) -> list[Evidence]:
     """Every unit of the best non-front-matter hits, scored, best first."""
@@ -320,6 +326,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
     subject_terms = {t for t in search_tokens(question) if not _ZH_QUESTION_WORDS.fullmatch(t)}
     asks_number = bool(_ASKS_NUMBER.search(question))
     unit_pattern = asked_unit(question)
+    statements = named_statements(question)
     out = []
     for i, (n, hit, unit) in enumerate(candidates):
         lexical = lexical_scores[i]
@@ -334,6 +341,8 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
             score += 0.06 if _NUMBER.search(unit.text) else -0.06
             if unit_pattern is not None and unit_pattern.search(unit.text):
                 score += 0.06
+        if statements and under_statement(hit.chunk.heading_path, statements):
+            score += STATEMENT_BONUS   # "from the balance sheet": the question says where its answer is
         if _EXERCISE.match(unit.text) or unit.text.rstrip().endswith(("?", "？")) or \
                 any(_EXERCISE.match(h) for h in hit.chunk.heading_path[-1:]):
             score -= 0.3          # an exercise or a question in the text asks; it does not answer

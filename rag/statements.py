@@ -58,3 +58,16 @@ STATEMENTS = (
 def named_statements(question: str) -> list[Statement]:
     """The statements the question names, in the order of STATEMENTS."""
     return [s for s in STATEMENTS if s.asked.search(question)]
+
+
+def _holds_phrase(tokens: list[str], phrase: list[str]) -> bool:
+    n = len(phrase)
+    return any(tokens[i:i + n] == phrase for i in range(len(tokens) - n + 1))
+
+
+def under_statement(heading_path: list[str], statements: list[Statement]) -> bool:
+    """Whether a chunk with this section path sits under a heading of one of the statements (as
+    DocumentStore.heading_search matches it: adjacent stemmed words, excluded names left out)."""
+    tokens = bm25_tokens(" ".join(heading_path))
+    return any(any(_holds_phrase(tokens, p) for p in s.heading_phrases())
+               and not any(_holds_phrase(tokens, p) for p in s.excluded_phrases()) for s in statements)

@@ -222,6 +222,23 @@ def test_a_word_naming_the_document_counts_less_than_the_asked_thing(settings):
     assert boilerplate.score < 0.75 * answer.score
 
 
+def test_a_unit_under_the_statement_the_question_names_scores_higher(settings):
+    from rag.evidence import STATEMENT_BONUS
+    from rag.statements import named_statements, under_statement
+    assert under_statement(["CONSOLIDATED STATEMENTS OF OPERATIONS"], named_statements("the P&L statement"))
+    assert not under_statement(["Off-Balance Sheet Arrangements"], named_statements("the balance sheet"))
+    assert not under_statement(["Statements of Comprehensive Income"], named_statements("the income statement"))
+    tool = RAGTool("reader", settings)
+    tool.add_text("# Consolidated Statements of Operations\n\n| | 2019 | 2018 |\n|---|---|---|\n"
+                  "| Total net revenues | 6,489 | 7,500 |", title="filing", name="filing.md")
+    tool.add_text("# Outlook\n\n| | 2019 | 2018 |\n|---|---|---|\n| Total net revenues | 6,489 | 7,500 |",
+                  title="outlook", name="outlook.md")
+    asked = "What were total net revenues in 2019? Use the income statement."
+    scores = {e.hit.doc_name: e.score for e in tool.evidence(asked, tool.retrieve(asked).hits)
+              if "Total net revenues" in e.unit.text}
+    assert scores["filing.md"] >= scores["outlook.md"] + STATEMENT_BONUS - 0.04   # the same row, only its heading differs
+
+
 def test_a_sentence_cut_by_the_chunk_overlap_is_quoted_whole(settings):
     from rag.answer import extractive_answer
     from rag.evidence import Evidence, Unit
