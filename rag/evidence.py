@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 from core.text import CJK_CHAR, STOPWORDS, detect_language, search_tokens, with_fiscal_years
-from rag.statements import named_statements, under_statement
+from rag.statements import STATEMENTS, named_statements, under_statement
 from rag.types import SearchHit
 
 # -- units -------------------------------------------------------------------------------------------
@@ -219,6 +219,13 @@ def discount_document_names(weights: dict[str, float], hits: list[SearchHit]) ->
     return {t: w * DOCUMENT_NAME_WEIGHT if t in naming else w for t, w in weights.items()}
 
 
+def discount_statement_names(weights: dict[str, float], question: str) -> dict[str, float]:
+    """The question's weights with the words that name a financial statement ("on the income statement")
+    cut like a document's name: they say where to look, and every row of that statement shares them."""
+    naming = {t for statement in STATEMENTS for m in statement.asked.finditer(question) for t in terms_of(m.group())}
+    return {t: w * DOCUMENT_NAME_WEIGHT if t in naming else w for t, w in weights.items()}
+
+
 def coverage(question_terms: set[str], unit_terms: set[str], weights: dict[str, float]) -> float:
     total = sum(weights.get(t, 1.0) for t in question_terms)
     if not total:
@@ -288,6 +295,14 @@ def embedder_for(embedders, *texts: str):
 # A unit under a heading of the statement the question names (rag.statements). FinanceBench, no LLM:
 # cited_gold 0.24 -> 0.28, refused_answerable 8 -> 7 of 58; near_miss_en unchanged (0.75).
 STATEMENT_BONUS = 0.06
+# A filing's auditor's report, consent and certifications name every statement, period and the company ("We have
+# audited the accompanying consolidated balance sheets of … as of December 31, 2022"): they match any question
+# about the figures, and answer only questions about the audit itself.
+_AUDIT_BOILERPLATE = re.compile(r"^(?:\W*(?:we have audited|we consent to|in our opinion, the (?:accompanying )?"
+                                r"(?:consolidated )?financial statements|i have reviewed this)|.{0,120}\bhereby certif)",
+                                re.IGNORECASE)
+_ASKS_AUDIT = re.compile(r"\b(?:audit\w*|opinion|consent\w*|certif\w*|review\w*)", re.IGNORECASE)
+AUDIT_BOILERPLATE_PENALTY = 0.15
 
 
 def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict[str, float], *,
@@ -327,6 +342,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
     asks_number = bool(_ASKS_NUMBER.search(question))
     unit_pattern = asked_unit(question)
     statements = named_statements(question)
+    asks_about_audit = bool(_ASKS_AUDIT.search(question))
     out = []
     for i, (n, hit, unit) in enumerate(candidates):
         lexical = lexical_scores[i]
@@ -341,6 +357,8 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
             score += 0.06 if _NUMBER.search(unit.text) else -0.06
             if unit_pattern is not None and unit_pattern.search(unit.text):
                 score += 0.06
+        if not asks_about_audit and _AUDIT_BOILERPLATE.match(unit.text):
+            score -= AUDIT_BOILERPLATE_PENALTY
         if statements and under_statement(hit.chunk.heading_path, statements):
             score += STATEMENT_BONUS   # "from the balance sheet": the question says where its answer is
         if _EXERCISE.match(unit.text) or unit.text.rstrip().endswith(("?", "？")) or \

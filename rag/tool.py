@@ -24,8 +24,8 @@ from rag import prompts
 from rag.answer import (add_supporting_quote, attribute_uncited, citation_for, extractive_answer, focused_sources,
                         mark_unsupported, refusal, says_not_found, stream_composed_answer, whole_chunk_sources)
 from rag.focus import search_focus
-from rag.evidence import (Evidence, QuestionTerms, discount_document_names, evidence_strength, question_weights,
-                          score_evidence, split_units, unknown_words)
+from rag.evidence import (Evidence, QuestionTerms, discount_document_names, discount_statement_names,
+                          evidence_strength, question_weights, score_evidence, split_units, unknown_words)
 from rag.chunk import chunk_document, document_context, embedding_text
 from rag.dense import DenseSpaces, Progress
 from rag.figures import extract_figures, figures_dir, load_figures, remove_figures, save_figures
@@ -299,7 +299,7 @@ class RAGTool:
     def evidence(self, question: str, hits: list[SearchHit], terms: QuestionTerms | None = None) -> list[Evidence]:
         """The units of the hits scored as answers to the question (rag.evidence), best first."""
         focus, df, n_chunks = terms or self.question_terms(question)
-        weights = discount_document_names(question_weights(focus, df, n_chunks), hits)
+        weights = discount_statement_names(discount_document_names(question_weights(focus, df, n_chunks), hits), focus)
         return score_evidence(focus, hits, self.dense, weights)
 
     def unknown_words(self, question: str, terms: QuestionTerms | None = None) -> list[str]:

@@ -239,6 +239,23 @@ def test_a_unit_under_the_statement_the_question_names_scores_higher(settings):
     assert scores["filing.md"] >= scores["outlook.md"] + STATEMENT_BONUS - 0.04   # the same row, only its heading differs
 
 
+def test_statement_names_and_audit_boilerplate_do_not_answer_a_figure_question(settings):
+    from rag.evidence import DOCUMENT_NAME_WEIGHT, discount_statement_names, terms_of
+    income, statement, revenues = (terms_of(w)[0] for w in ("income", "statement", "revenues"))
+    weights = discount_statement_names({income: 2.0, statement: 1.0, revenues: 1.5},
+                                       "What were revenues on the income statement?")
+    assert weights == {income: 2.0 * DOCUMENT_NAME_WEIGHT, statement: DOCUMENT_NAME_WEIGHT, revenues: 1.5}
+    tool = RAGTool("reader", settings)
+    tool.add_text("# Report of Independent Registered Public Accounting Firm\n\nWe have audited the accompanying "
+                  "consolidated balance sheets of Acme Corporation as of December 31, 2022 and 2021.\n\n"
+                  "# Consolidated Balance Sheets\n\n| | 2022 | 2021 |\n|---|---|---|\n| Inventories | 1,867 | 1,820 |",
+                  title="Acme 2022 annual report", name="ACME_2022_10K.md")
+    figure = "What were Acme's inventories on its 2022 balance sheet?"
+    assert "1,867" in tool.evidence(figure, tool.retrieve(figure).hits)[0].unit.text
+    audit = "Who audited Acme's 2022 balance sheet?"   # the same sentence answers a question about the audit
+    assert tool.evidence(audit, tool.retrieve(audit).hits)[0].unit.text.startswith("We have audited")
+
+
 def test_a_sentence_cut_by_the_chunk_overlap_is_quoted_whole(settings):
     from rag.answer import extractive_answer
     from rag.evidence import Evidence, Unit
