@@ -222,6 +222,10 @@ def test_a_document_is_named_by_a_short_form_of_its_whole_name():
     # A filing whose title does not spell the name is the same company's by its file name.
     quarter = {**filings, "jnj23": "JOHNSON JOHNSON 2023Q2 EARNINGS · PRELIM 2Q23 Press Release"}
     assert focus_documents(document_scores("Did JnJ's net earnings increase in Q2 of FY2023?", quarter))[0] == "jnj23"
+    # A quarter written together with its year ("Q22023") names the 2023Q2 filing, not the company's 10-K.
+    pfizer = {**filings, "pfe21": "PFIZER 2021 10K", "pfe23": "Pfizer 2023Q2 10Q"}
+    assert focus_documents(document_scores("Which region had the biggest drop in Pfizer's Q22023 revenues?",
+                                           pfizer)) == ["pfe23"]
     assert focus_documents(document_scores("How did J&J's sales grow?", filings)) == ["jnj"]
     assert focus_documents(document_scores("What is AWW's working capital?", filings)) == ["water"]
     # Lower-case words and capitalised terms that spell no whole name name nothing.
