@@ -41,6 +41,8 @@ UNSUPPORTED_NOTICE_ZH = "标有 ⚠ 的句子没有得到所引段落的支持�
 # the model failed mid-answer: the extractive answer follows. Chinese for a Chinese question, as NOT_IN_DOCUMENTS_ZH;
 # the English one carries the error's own sentence, the Chinese one stays general (the log has the detail).
 LLM_FAILED_NOTICE = "{error} Showing the passages that answer it best instead."
+LLM_NO_ANSWER_NOTICE = ("The language model could not write an answer this time; showing the passages that answer "
+                        "it best instead.")
 LLM_FAILED_NOTICE_ZH = "语言模型这次没能写出回答，下面改为引用最能回答这个问题的段落。"
 
 MEMORY_CONTEXT = (

@@ -22,7 +22,8 @@ from core.text import clean_document_name, detect_language, search_tokens
 from core.vectors import get_vector_store
 from rag import prompts
 from rag.answer import (add_supporting_quote, attribute_uncited, citation_for, extractive_answer, focused_sources,
-                        mark_unsupported, refusal, says_not_found, stream_composed_answer, whole_chunk_sources)
+                        has_words, mark_unsupported, refusal, says_not_found, stream_composed_answer,
+                        whole_chunk_sources)
 from rag.focus import search_focus
 from rag.evidence import (Evidence, QuestionTerms, discount_document_names, discount_statement_names,
                           evidence_strength, question_weights, score_evidence, split_units, unknown_words)
@@ -368,11 +369,11 @@ class RAGTool:
             notices.append(Notice(prompts.LLM_FAILED_NOTICE_ZH, key="notice_llm_failed_general") if zh else
                            Notice(prompts.LLM_FAILED_NOTICE.format(error=exc), key="notice_llm_failed",
                                   error=Notice.of(exc)))
-            if emitted:
-                yield "\n\n"
-            answer = extractive_answer(question, evidence)
-            yield answer.text
-            return answer
+            return (yield from self._extractive_instead(question, evidence, emitted))
+        if answer.text and not has_words(answer.text):   # a small model may write only "[1] [2] [3]"
+            notices.append(Notice(prompts.LLM_FAILED_NOTICE_ZH if detect_language(question) == "zh" else
+                                  prompts.LLM_NO_ANSWER_NOTICE, key="notice_llm_failed_general"))
+            return (yield from self._extractive_instead(question, evidence, emitted))
         if says_not_found(answer.text) or not answer.text:
             refused = refusal(question, evidence, hits)
             refused.llm = answer.llm
@@ -388,6 +389,15 @@ class RAGTool:
             zh = detect_language(question) == "zh"
             notices.append(Notice(prompts.UNSUPPORTED_NOTICE_ZH if zh else prompts.UNSUPPORTED_NOTICE,
                                   key="notice_unsupported"))
+        return answer
+
+    @staticmethod
+    def _extractive_instead(question: str, evidence: list[Evidence], emitted: bool) -> Iterator:
+        """The extractive answer after whatever the model streamed, when the model gave nothing to read."""
+        if emitted:
+            yield "\n\n"
+        answer = extractive_answer(question, evidence)
+        yield answer.text
         return answer
 
     def ask(self, question: str, **kwargs) -> Answer:

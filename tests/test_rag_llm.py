@@ -79,6 +79,24 @@ def test_llm_server_error_becomes_one_sentence_and_passages(llm_settings, fake_l
     assert "Traceback" not in answer.notice
 
 
+def test_an_answer_of_citation_markers_alone_gives_the_passages_instead(llm_settings, fake_llm):
+    """A small model sometimes writes only "[1] [2] [3]": the person gets the extractive answer, not markers."""
+    from rag.answer import has_words
+    assert not has_words("[1] [2] [3]") and not has_words(" [1]。 ") and has_words("Yes [1].")
+    tool = RAGTool("alice", llm_settings)
+    tool.add_text(NOTES, title="notes")
+    fake_llm.answer = "[1] [2] [3]"
+    streamed, answer = [], None
+    for item in tool.ask_stream("What is a function?"):
+        if isinstance(item, str):
+            streamed.append(item)
+        elif isinstance(item, Answer):
+            answer = item
+    assert answer.mode == "extractive" and "named sequence of statements" in answer.text and answer.citations
+    assert answer.text in "".join(streamed)           # what streamed ends with the passages, not the markers alone
+    assert "could not write an answer" in answer.notice
+
+
 def test_llm_timeout_becomes_one_sentence(llm_settings, fake_llm):
     fake_llm.mode = "stall"
     fake_llm.stall_seconds = 4
