@@ -24,14 +24,14 @@ from rag.evidence import (SUPPORTED, Evidence, SentenceCheck, Unit, answer_sente
 from rag.types import Answer, Citation, SearchHit
 
 _CITE = re.compile(r"\[(\d{1,3})\]")
+MAX_SHORT_ANSWER_CHARS = 320
+QUOTE_MAX_CHARS = 200             # a supporting quote; the whole sentence is in its source's passage
+EXTRACTIVE_BUDGET_CHARS = 600     # the answer and its quotes together, before citation marks
 
 
 def has_words(text: str) -> bool:
     """Whether an answer says anything besides its citation markers."""
     return bool(re.search(r"\w", _CITE.sub("", text)))
-MAX_SHORT_ANSWER_CHARS = 320
-QUOTE_MAX_CHARS = 200             # a supporting quote; the whole sentence is in its source's passage
-EXTRACTIVE_BUDGET_CHARS = 600     # the answer and its quotes together, before citation marks
 
 
 @dataclass

@@ -215,14 +215,18 @@ DOCUMENT_NAME_WEIGHT = 0.3
 
 def discount_document_names(weights: dict[str, float], hits: list[SearchHit]) -> dict[str, float]:
     """The question's weights with the words of its hits' file names and titles (not their years) cut."""
-    naming = {t for hit in hits for t in terms_of(f"{hit.doc_name} {hit.doc_title}") if not t.isdigit()}
-    return {t: w * DOCUMENT_NAME_WEIGHT if t in naming else w for t, w in weights.items()}
+    return _discount(weights, {t for hit in hits for t in terms_of(f"{hit.doc_name} {hit.doc_title}")
+                               if not t.isdigit()})
 
 
 def discount_statement_names(weights: dict[str, float], question: str) -> dict[str, float]:
     """The question's weights with the words that name a financial statement ("on the income statement")
     cut like a document's name: they say where to look, and every row of that statement shares them."""
-    naming = {t for statement in STATEMENTS for m in statement.asked.finditer(question) for t in terms_of(m.group())}
+    return _discount(weights, {t for statement in STATEMENTS for m in statement.asked.finditer(question)
+                               for t in terms_of(m.group())})
+
+
+def _discount(weights: dict[str, float], naming: set[str]) -> dict[str, float]:
     return {t: w * DOCUMENT_NAME_WEIGHT if t in naming else w for t, w in weights.items()}
 
 
@@ -298,8 +302,8 @@ STATEMENT_BONUS = 0.06
 # A filing's auditor's report, consent and certifications name every statement, period and the company ("We have
 # audited the accompanying consolidated balance sheets of … as of December 31, 2022"): they match any question
 # about the figures, and answer only questions about the audit itself.
-_AUDIT_BOILERPLATE = re.compile(r"^(?:\W*(?:we have audited|we consent to|in our opinion, the (?:accompanying )?"
-                                r"(?:consolidated )?financial statements|i have reviewed this)|.{0,120}\bhereby certif)",
+_AUDIT_BOILERPLATE = re.compile(r"^(?:\W*(?:we have audited|we consent to|i have reviewed this|in our opinion, the "
+                                r"(?:accompanying )?(?:consolidated )?financial statements)|.{0,120}\bhereby certif)",
                                 re.IGNORECASE)
 _ASKS_AUDIT = re.compile(r"\b(?:audit\w*|opinion|consent\w*|certif\w*|review\w*)", re.IGNORECASE)
 AUDIT_BOILERPLATE_PENALTY = 0.15
@@ -342,6 +346,8 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
     asks_number = bool(_ASKS_NUMBER.search(question))
     unit_pattern = asked_unit(question)
     statements = named_statements(question)
+    in_statement = {id(hit): under_statement(hit.chunk.heading_path, statements)
+                    for _, hit, _ in candidates} if statements else {}
     asks_about_audit = bool(_ASKS_AUDIT.search(question))
     out = []
     for i, (n, hit, unit) in enumerate(candidates):
@@ -359,7 +365,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
                 score += 0.06
         if not asks_about_audit and _AUDIT_BOILERPLATE.match(unit.text):
             score -= AUDIT_BOILERPLATE_PENALTY
-        if statements and under_statement(hit.chunk.heading_path, statements):
+        if in_statement.get(id(hit)):
             score += STATEMENT_BONUS   # "from the balance sheet": the question says where its answer is
         if _EXERCISE.match(unit.text) or unit.text.rstrip().endswith(("?", "？")) or \
                 any(_EXERCISE.match(h) for h in hit.chunk.heading_path[-1:]):

@@ -119,10 +119,9 @@ def reconcile(store, dense, files_dir: Path, user_id: str) -> ReconcileReport:
 
     `store` is rag.store.DocumentStore, `dense` rag.dense.DenseSpaces. The scan runs without locks; only
     when it finds something unknown does the pass take the write lock, look again and remove."""
-    in_vectors = {space.name: dense.vectors.payload_values(space.collection, "doc_id") for space in dense.spaces}
-    space_named = {space.name: space for space in dense.spaces}
+    in_vectors = [(space, dense.vectors.payload_values(space.collection, "doc_id")) for space in dense.spaces]
     in_files = stored_entries(files_dir)
-    seen = set().union(*in_vectors.values(), in_files)
+    seen = set().union(*(doc_ids for _, doc_ids in in_vectors), in_files)
     if seen <= store.doc_ids(user_id) and not store.pending_ingests(user_id):
         return ReconcileReport()
     report = ReconcileReport()
@@ -131,8 +130,7 @@ def reconcile(store, dense, files_dir: Path, user_id: str) -> ReconcileReport:
         stale = [p for p in pending if not owner_alive(p.owner, p.started_at)]
         keep = store.doc_ids(user_id) | {p.doc_id for p in pending if p not in stale}
         orphans = sorted(seen - keep)
-        for name, doc_ids in in_vectors.items():
-            space = space_named[name]
+        for space, doc_ids in in_vectors:
             for doc_id in doc_ids - keep:
                 report.vectors += dense.chunks_in(space, doc_id)       # chunks, not sentence windows
                 dense.vectors.delete(space.collection, where={"doc_id": doc_id})

@@ -9,6 +9,7 @@ of that statement, by the question's words (rag.retrieve).
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -29,6 +30,7 @@ class Statement:
         return _phrases(self.not_headings)
 
 
+@functools.lru_cache(maxsize=None)   # a few fixed tuples: tokenised once, not per hit or per question
 def _phrases(texts: tuple[str, ...]) -> list[list[str]]:
     return [tokens for text in texts if (tokens := bm25_tokens(text))]
 

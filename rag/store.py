@@ -53,6 +53,11 @@ FTS_SUFFIX = "_hb"
 MAX_COUNTED_TERMS = 64   # term_document_counts looks up at most this many distinct terms of a question
 
 
+def _quoted(tokens: list[str]) -> str:
+    """Tokens as one FTS5 phrase (adjacent, in order)."""
+    return '"' + " ".join(tokens).replace('"', '""') + '"'
+
+
 def _bm25_fields(context: str, heading_path: list[str], text: str, prefix: str) -> tuple[str, str]:
     """The (heading, body) tokens a chunk is indexed with."""
     where, what = index_fields(context, heading_path, text, prefix)
@@ -231,13 +236,7 @@ class DocumentStore:
         terms = with_fiscal_years(list(dict.fromkeys(bm25_tokens(query))))
         if not fts or not terms:
             return []
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms[:64])
-        only = f"AND c.doc_id IN ({','.join('?' * len(doc_ids))})" if doc_ids else ""
-        rows = self._read(
-            f"SELECT c.chunk_id, -bm25({fts}, ?, 1.0) AS s FROM {fts} JOIN chunks c ON c.id = {fts}.rowid "
-            f"WHERE {fts} MATCH ? {only} ORDER BY s DESC LIMIT ?",
-            (float(heading_weight), match, *(doc_ids or []), limit))
-        return [(r[0], float(r[1])) for r in rows]
+        return self._ranked(fts, " OR ".join(_quoted([t]) for t in terms[:64]), limit, doc_ids, heading_weight)
 
     def heading_search(self, user_id: str, query: str, phrases: list[list[str]], limit: int,
                        doc_ids: list[str] | None = None, excluded: list[list[str]] | None = None
@@ -248,19 +247,20 @@ class DocumentStore:
         terms = with_fiscal_years(list(dict.fromkeys(bm25_tokens(query))))
         if not fts or not terms or not phrases:
             return []
-
-        def quoted(tokens: list[str]) -> str:
-            return '"' + " ".join(tokens).replace('"', '""') + '"'
-
-        match = (f"heading : ({' OR '.join(quoted(p) for p in phrases)}) AND "
-                 f"({' OR '.join(quoted([t]) for t in terms[:64])})")
+        match = (f"heading : ({' OR '.join(_quoted(p) for p in phrases)}) AND "
+                 f"({' OR '.join(_quoted([t]) for t in terms[:64])})")
         if excluded:
-            match += f" NOT heading : ({' OR '.join(quoted(p) for p in excluded)})"
+            match += f" NOT heading : ({' OR '.join(_quoted(p) for p in excluded)})"
+        return self._ranked(fts, match, limit, doc_ids)
+
+    def _ranked(self, fts: str, match: str, limit: int, doc_ids: list[str] | None,
+                heading_weight: float = 1.0) -> list[tuple[str, float]]:
+        """(chunk_id, -bm25) of an FTS5 match expression, best first, optionally within documents."""
         only = f"AND c.doc_id IN ({','.join('?' * len(doc_ids))})" if doc_ids else ""
         rows = self._read(
-            f"SELECT c.chunk_id, -bm25({fts}) AS s FROM {fts} JOIN chunks c ON c.id = {fts}.rowid "
+            f"SELECT c.chunk_id, -bm25({fts}, ?, 1.0) AS s FROM {fts} JOIN chunks c ON c.id = {fts}.rowid "
             f"WHERE {fts} MATCH ? {only} ORDER BY s DESC LIMIT ?",
-            (match, *(doc_ids or []), limit))
+            (float(heading_weight), match, *(doc_ids or []), limit))
         return [(r[0], float(r[1])) for r in rows]
 
     def term_document_counts(self, user_id: str, terms: list[str]) -> tuple[int, dict[str, int]]:
