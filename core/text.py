@@ -83,13 +83,29 @@ def bm25_tokens(text: str) -> list[str]:
 
 
 _FISCAL_YEAR = re.compile(r"fy((?:19|20)?)(\d\d)")
+_FUSED_PERIOD = re.compile(r"(?:fy)?((?:19|20)\d\d)(q[1-4]|h[12])|(q[1-4]|h[12])((?:19|20)\d\d)")
+
+
+def period_parts(token: str) -> list[str] | None:
+    """A quarter or half of a year written as one token, as the words a question writes it in: "q22023" and
+    "2023q2" -> ["2023", "q2"]; None for any other token."""
+    match = _FUSED_PERIOD.fullmatch(token)
+    if not match:
+        return None
+    return [match.group(1), match.group(2)] if match.group(1) else [match.group(4), match.group(3)]
 
 
 def with_fiscal_years(tokens: list[str]) -> list[str]:
     """The tokens plus the year of each fiscal-year token ("fy2022" -> "2022", "fy21" -> "2021"): a question
-    says FY2022 where a filing's table heads its column 2022."""
+    says FY2022 where a filing's table heads its column 2022. A quarter written as one token ("Q22023") becomes
+    its year and quarter: no document writes it that way."""
     years = [(m.group(1) or "20") + m.group(2) for t in tokens if (m := _FISCAL_YEAR.fullmatch(t))]
-    return tokens + [y for y in years if y not in tokens]
+    out: list[str] = []
+    for token in tokens + years:
+        for part in period_parts(token) or [token]:
+            if part not in out:
+                out.append(part)
+    return out
 
 
 @functools.lru_cache(maxsize=200_000)

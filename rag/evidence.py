@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from core.text import CJK_CHAR, STOPWORDS, detect_language, search_tokens, with_fiscal_years
+from core.text import CJK_CHAR, STOPWORDS, detect_language, period_parts, search_tokens, with_fiscal_years
 from rag.statements import STATEMENTS, named_statements, under_statement
 from rag.types import SearchHit
 
@@ -197,8 +197,8 @@ def question_weights(question: str, document_frequency: dict[str, int], n_chunks
     idf = lambda df: math.log(1 + (n + 1) / (df + 0.5))  # noqa: E731
     weights: dict[str, float] = {}
     for token in search_tokens(question):
-        if _ZH_QUESTION_WORDS.fullmatch(token):
-            continue
+        if _ZH_QUESTION_WORDS.fullmatch(token) or period_parts(token):
+            continue     # a quarter written as one token ("Q22023") counts as its year and quarter (terms_of)
         key = stem(token)
         weights[key] = max(weights.get(key, 0.0), idf(document_frequency.get(token, 0)))
     words = sorted(weights.values())

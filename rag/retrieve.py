@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from core.errors import LLMError, Notice
 from core.llm import LLMClient
 from core.settings import Settings
-from core.text import CJK_CHAR, detect_language, search_tokens, with_fiscal_years
+from core.text import CJK_CHAR, detect_language, period_parts, search_tokens, with_fiscal_years
 from rag import prompts
 from rag.chunk import document_context, embedding_text
 from rag.dense import DenseSpaces
@@ -111,7 +111,7 @@ def document_scores(question: str, profiles: dict[str, str]) -> dict[str, float]
     query_terms = {t for t in search_tokens(question) if not CJK_CHAR.match(t)}
     period_words = set(with_fiscal_years(sorted(query_terms)))   # "FY2023" is also the year 2023
     for term in query_terms:   # and "Q22023" (written together) the quarter q2 of 2023
-        period_words |= _split_period(term) or set()
+        period_words |= set(period_parts(term) or ())
     doc_terms = {doc_id: _naming_terms(text) for doc_id, text in profiles.items()}
     df: dict[str, int] = {}
     for terms in doc_terms.values():
@@ -129,7 +129,7 @@ def document_scores(question: str, profiles: dict[str, str]) -> dict[str, float]
             return 1.0 if term in question else 0.0
         if len(term) < 4:
             return 0.0
-        if (period := _split_period(term)) and period <= period_words:
+        if (period := period_parts(term)) and set(period) <= period_words:
             return 1.0   # "Q2 of FY2023" names the 2023Q2 filing
         if any(len(q) >= 4 and term in q for q in query_terms):
             return 1.0
@@ -203,15 +203,6 @@ def _abbreviates(abbreviation: str, words: list[str]) -> bool:
 
 # A year or a period of one ("2019", "2023q2"): it tells filings of one company apart, but names none.
 _PERIOD = re.compile(r"(fy)?(19|20)\d\d(q[1-4]|h[12])?|(q[1-4]|h[12])(19|20)\d\d")
-
-
-def _split_period(term: str) -> set[str] | None:
-    """A period of a year as the words a question writes it in: "2023q2" -> {"2023", "q2"}; None for others."""
-    match = re.fullmatch(r"(?:fy)?((?:19|20)\d\d)(q[1-4]|h[12])|(q[1-4]|h[12])((?:19|20)\d\d)", term)
-    if not match:
-        return None
-    year, part = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
-    return {year, part}
 
 
 # Words that say what kind of document (or company) a file is about, not which one: "Which book explains

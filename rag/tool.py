@@ -24,6 +24,7 @@ from rag import prompts
 from rag.answer import (add_supporting_quote, attribute_uncited, citation_for, extractive_answer, focused_sources,
                         has_words, mark_unsupported, refusal, says_not_found, stream_composed_answer,
                         whole_chunk_sources)
+from rag.abbreviations import spell_out
 from rag.focus import search_focus
 from rag.evidence import (Evidence, QuestionTerms, discount_document_names, discount_statement_names,
                           evidence_strength, question_weights, score_evidence, split_units, unknown_words)
@@ -39,6 +40,12 @@ from rag.types import Answer, ConvertedDocument, IngestResult, SearchHit, Source
 log = logging.getLogger(__name__)
 
 _doc_stores: ProcessRegistry[DocumentStore] = ProcessRegistry()
+
+
+def searched_text(question: str) -> str:
+    """What retrieval and the evidence check read: the question without instructions about the answer's form
+    ("round to two decimal places", rag.focus), its financial abbreviations spelled out (rag.abbreviations)."""
+    return spell_out(search_focus(question))
 
 
 def get_document_store(settings: Settings) -> DocumentStore:
@@ -282,9 +289,8 @@ class RAGTool:
     def retrieve(self, query: str, **options) -> RetrievalResult:
         if not query or not query.strip():
             raise InvalidRequest("The question is empty; type a question first.", key="err_question_empty")
-        # Instructions about the answer's form ("round to two decimal places") are not searched for.
         options = RetrievalOptions.from_settings(self.settings, **options)
-        return self.retriever.search(self.user_id, search_focus(query), options)
+        return self.retriever.search(self.user_id, searched_text(query), options)
 
     def search(self, query: str, **options) -> list[SearchHit]:
         return self.retrieve(query, **options).hits
@@ -292,7 +298,7 @@ class RAGTool:
     def question_terms(self, question: str) -> QuestionTerms:
         """The question's focus and how many of this person's chunks hold each of its words (0 for none),
         read once per question for the evidence weights and the unknown words."""
-        focus = search_focus(question)
+        focus = searched_text(question)
         terms = list(dict.fromkeys(search_tokens(focus)))[:MAX_COUNTED_TERMS]
         n_chunks, found = self.store.term_document_counts(self.user_id, terms)
         return QuestionTerms(focus, {t: found.get(t, 0) for t in terms}, n_chunks)
@@ -317,12 +323,13 @@ class RAGTool:
             yield Answer(question=question, text=prompts.NO_DOCUMENTS, citations=[], mode="none")
             return
         result = self.retrieve(question, **options)
+        hits = result.hits
         notices = list(result.warnings)
         terms = self.question_terms(question)
-        evidence = self.evidence(question, result.hits, terms) if result.hits else []
+        evidence = self.evidence(question, hits, terms) if hits else []
         unknown = self.unknown_words(question, terms)
         if evidence_strength(evidence, unknown) < self.settings.answer_min_support:
-            answer = refusal(question, evidence, result.hits, unknown_words=unknown)
+            answer = refusal(question, evidence, hits, unknown_words=unknown)
             yield SourcesEvent(answer.related, related=True, search_query=question)
             yield answer.text
         elif self.llm is None:
@@ -331,7 +338,7 @@ class RAGTool:
             yield SourcesEvent(answer.citations, search_query=question)
             yield answer.text
         else:
-            answer = yield from self._composed(question, result.hits, evidence, history, memory_context, notices)
+            answer = yield from self._composed(question, hits, evidence, history, memory_context, notices)
         answer.notices = list(dict.fromkeys(n for n in notices if n))   # each a Notice: the UI translates it
         answer.notice = " ".join(answer.notices)
         answer.queries = result.queries

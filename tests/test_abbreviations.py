@@ -1,0 +1,59 @@
+"""Financial abbreviations are searched as the words documents use (rag.abbreviations)."""
+from __future__ import annotations
+
+import pytest
+
+from core.text import period_parts, with_fiscal_years
+from rag.abbreviations import spell_out
+from rag.evidence import question_weights, terms_of
+from rag.tool import RAGTool, searched_text
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("Did Pfizer grow its PPNE between FY20 and FY21?", "Did Pfizer grow its property, plant and equipment between"),
+    ("What was net PP&E in 2019?", "What was property, plant and equipment in 2019?"),
+    ("What is the FY2021 COGS?", "What is the FY2021 cost of goods sold (cost of sales)?"),
+    ("average capex as a % of revenue", "average capital expenditures (purchases of property and equipment) as a %"),
+    ("How did SG&A and R&D change?", "How did selling, general and administrative expenses and research and "
+                                    "development change?"),
+    ("Which category performed best (by top line)?", "Which category performed best (by revenue)?"),
+])
+def test_abbreviations_are_spelled_out(question, expected):
+    assert spell_out(question).startswith(expected)
+
+
+@pytest.mark.parametrize("text", [
+    "How many steps does the loop take?",      # EPS inside a word
+    "The cogs of the machine turn.",           # a gear's cogs, not costs
+    "What does Hoppe's theorem say?",
+    "What is EBITDA?",                         # documents write EBITDA as it is
+])
+def test_words_that_only_look_like_abbreviations_stay(text):
+    assert spell_out(text) == text
+
+
+def test_a_quarter_written_as_one_token_counts_as_its_year_and_quarter():
+    assert period_parts("q22023") == ["2023", "q2"] and period_parts("2023h1") == ["2023", "h1"]
+    assert period_parts("2023") is None and period_parts("fy2022") is None
+    assert with_fiscal_years(["drop", "q22023", "fy21"]) == ["drop", "2023", "q2", "fy21", "2021"]
+    # No document writes "Q22023": as a term of its own it would weigh most and sink every passage's coverage.
+    weights = question_weights("Which region had the biggest drop in Q22023 revenues?", {"region": 3, "drop": 2,
+                                                                                         "revenues": 5}, 50)
+    assert "q22023" not in weights and {"2023", "q2"} <= set(terms_of("Q22023 revenues"))
+
+
+def test_a_question_in_abbreviations_finds_and_quotes_the_line_that_spells_them_out(settings):
+    tool = RAGTool("alice", settings)
+    balance = tool.add_text(
+        "# Consolidated Balance Sheets\n\n| (Millions) | 2021 | 2020 |\n|---|---|---|\n"
+        "| Inventories | 9,059 | 8,046 |\n| Property, plant and equipment, net | 14,882 | 13,745 |\n"
+        "| Goodwill | 49,208 | 49,577 |\n", title="Acme 2021 annual report")
+    tool.add_text("# Plant safety\n\nOur plants follow strict safety rules, and every employee is trained each "
+                  "year on the equipment they use.", title="Acme sustainability report")
+    tool.add_text("# People\n\nWe grew our teams in 2021 and 2020 across all regions.", title="Acme people report")
+    question = "Did Acme grow its PPNE between FY20 and FY21?"
+    assert searched_text(question) == "Did Acme grow its property, plant and equipment between FY20 and FY21?"
+    answer = tool.ask(question)
+    assert not answer.refused, answer.text
+    assert answer.citations[0].doc_id == balance.doc_id
+    assert "14,882" in answer.text
