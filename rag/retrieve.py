@@ -62,6 +62,14 @@ class RetrievalResult:
     hits: list[SearchHit]
     queries: list[str]
     warnings: list[str] = field(default_factory=list)
+    focus: list[str] = field(default_factory=list)   # ids of the documents the question names, if any
+
+    @property
+    def answering_hits(self) -> list[SearchHit]:
+        """The hits an answer may quote: those of the documents the question names ("What drove JnJ's gross
+        margin?" is not answered from Boeing's filing), or all of them when it names none or none was found."""
+        named = [hit for hit in self.hits if hit.chunk.doc_id in self.focus]
+        return named or self.hits
 
 
 def expand_queries(question: str, llm: LLMClient, *, n: int) -> list[str]:
@@ -187,7 +195,11 @@ def _name_sequences(profile: str) -> list[list[str]]:
 
 def _abbreviates(abbreviation: str, words: list[str]) -> bool:
     """Whether the abbreviation spells the whole name from the start of each word: "amex" = AMerican
-    EXpress, "jnj" = Johnson aNd Johnson. Every word gives a letter or more; a connector may give none."""
+    EXpress, "jnj" = Johnson aNd Johnson. Every word gives a letter or more; a connector may give none. A name
+    written as one word is also named by its start: "jpm" = JPMORGAN (as a ticker often is)."""
+    if len(abbreviation) >= 3 and words and len(words[0]) >= len(abbreviation) + 3 and \
+            words[0].startswith(abbreviation):
+        return True
     if sum(w not in _CONNECTORS for w in words) < 2:
         return False
 
@@ -294,7 +306,7 @@ class Retriever:
             hits.append(SearchHit(chunk=chunk, doc_name=name, doc_title=title, score=score, rank=rank,
                                   sources=ranks))
         return RetrievalResult(hits=hits, queries=queries + ([f"HyDE: {hyde_text}"] if hyde_text else []),
-                               warnings=warnings)
+                               warnings=warnings, focus=focus)
 
     def _expand(self, question: str, options: RetrievalOptions, warnings: list[str]) -> tuple[list[str], str | None]:
         """The queries to search (the question first, then MQE rewrites) and the HyDE passage, if asked."""

@@ -323,7 +323,7 @@ class RAGTool:
             yield Answer(question=question, text=prompts.NO_DOCUMENTS, citations=[], mode="none")
             return
         result = self.retrieve(question, **options)
-        hits = result.hits
+        hits = result.answering_hits
         notices = list(result.warnings)
         terms = self.question_terms(question)
         evidence = self.evidence(question, hits, terms) if hits else []

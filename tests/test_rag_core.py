@@ -227,6 +227,10 @@ def test_a_document_is_named_by_a_short_form_of_its_whole_name():
     assert focus_documents(document_scores("Which region had the biggest drop in Pfizer's Q22023 revenues?",
                                            pfizer)) == ["pfe23"]
     assert focus_documents(document_scores("How did J&J's sales grow?", filings)) == ["jnj"]
+    banks = {**filings, "jpm": "JPMORGAN 2022Q2 10Q · JPMorgan Chase & Co."}
+    assert focus_documents(document_scores("In 2022 Q2, which of JPM's segments had the highest net income?",
+                                           banks)) == ["jpm"]
+    assert focus_documents(document_scores("Which segment of JP had the highest income?", banks)) == []
     assert focus_documents(document_scores("What is AWW's working capital?", filings)) == ["water"]
     # Lower-case words and capitalised terms that spell no whole name name nothing.
     assert focus_documents(document_scores("what does amex mean in a margin?", filings)) == []
@@ -370,3 +374,22 @@ def test_a_named_statement_finds_the_page_under_its_other_name(settings):
     off_switch = RAGTool("bob", settings.model_copy(update={"statement_weight": 0.0}))
     hits = off_switch.search(question, top_k=3)
     assert all("statement" not in h.sources for h in hits) and hits[0].chunk.doc_id != sheet.doc_id
+
+
+def test_an_answer_quotes_only_the_documents_the_question_names(settings):
+    tool = RAGTool("alice", settings)
+    boeing = tool.add_text("# Gross margin\n\nGross margin fell in 2022 because aircraft program costs rose, and the "
+                  "gross margin change was driven by abnormal production costs.", title="Boeing annual report 2022")
+    jnj = tool.add_text("# Results of operations\n\nOur gross margin declined in 2022, driven by one-time "
+                        "inflation in the supply chain.", title="Johnson & Johnson annual report 2022")
+    tool.add_text("# Stores\n\nWe opened new stores in 2022.", title="Best Buy annual report 2022")
+    tool.add_text("# Employees\n\nOur people grew in number in 2022.", title="Nike annual report 2022")
+    question = "What drove gross margin change as of FY2022 for JnJ?"
+    result = tool.retrieve(question)
+    assert result.focus == [jnj.doc_id]
+    assert boeing.doc_id in {h.chunk.doc_id for h in result.hits}     # its words match the question best
+    assert {h.chunk.doc_id for h in result.answering_hits} == {jnj.doc_id}
+    answer = tool.ask(question)
+    assert answer.citations and all(c.doc_id == jnj.doc_id for c in answer.citations), answer.text
+    # A question that names no document may be answered from any of them.
+    assert tool.retrieve("What drove the gross margin change in 2022?").answering_hits[0].chunk.doc_id != jnj.doc_id
