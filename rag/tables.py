@@ -71,6 +71,8 @@ class Table:
     markdown: str                              # header row, |---| rule, one line per row
     n_rows: int = 0                            # body rows
     n_columns: int = 0                         # including the label column
+    header: list[str] = field(default_factory=list)       # one cell per column
+    body: list[list[str]] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -144,7 +146,19 @@ def find_tables(textpage, page_text: str | None = None) -> list[Table]:
         return []
     rows = _rows(_words(textpage, page_text))
     tables = (_table(rows, block, columns) for block, columns in _blocks(rows))
-    return [table for table in tables if table is not None]
+    return _with_inherited_headers([table for table in tables if table is not None])
+
+
+def _with_inherited_headers(tables: list[Table]) -> list[Table]:
+    """A statement set as parts under the same columns (ASSETS …, then a centred "LIABILITIES AND EQUITY" line,
+    then the liabilities) is found as tables after the first with no column header of their own: each takes
+    the header of the table above it when it has as many columns. "Total current liabilities 2,749,404" then
+    reads as at June 30, 2023."""
+    for above, table in zip(tables, tables[1:]):
+        if table.n_columns == above.n_columns and not any(table.header[1:]) and any(above.header[1:]):
+            table.header = ["", *above.header[1:]]
+            table.markdown = render_markdown(table.header, table.body)
+    return tables
 
 
 def apply_tables(lines: list, tables: list[Table]) -> list:
@@ -475,7 +489,7 @@ def _table(rows: list[_Row], block: list[_Row], columns: list[tuple[float, float
     bbox = (min(r.x0 for r in everything), min(r.bottom for r in everything),
             max(r.x1 for r in everything), max(r.top for r in everything))
     return Table(bbox=bbox, caption=caption, markdown=render_markdown(header, body),
-                 n_rows=len(body), n_columns=len(columns) + 1)
+                 n_rows=len(body), n_columns=len(columns) + 1, header=header, body=body)
 
 
 def _plausible(block: list[_Row], columns: list[tuple[float, float]]) -> bool:

@@ -325,3 +325,41 @@ def test_a_window_cut_short_before_a_wide_table_is_not_slid_one_token_at_a_time(
     assert all(c.token_count >= 10 for c in chunks)
     assert any(c.text.startswith("| Share-Based Compensation |") for c in chunks)
     assert "| Line item 11 |" in "".join(c.text for c in chunks)
+
+
+def balance_sheet_page() -> list:
+    """A balance sheet in two parts under one column header, as 10-Qs set it: the assets, a centred
+    LIABILITIES AND STOCKHOLDERS' EQUITY line, then the liabilities with no header of their own."""
+    columns = COLUMNS[1:]
+    items = [("F2", 11, 200, 760, "CONSOLIDATED BALANCE SHEETS"), ("F1", SIZE, 250, 747, "(In thousands)")]
+    for right, (day, year) in zip(columns, (("June 30,", "2023"), ("December 31,", "2022"))):
+        items += [_centred(737, day, right - 55, right), _centred(726, year, right - 55, right)]
+    y = 710.0
+
+    def rows(labelled: list[tuple[str, tuple[str, str] | None]]) -> None:
+        nonlocal y
+        for label, values in labelled:
+            items.append(("F1", SIZE, 72 if values is None else 80, y, label))
+            for right, value in zip(columns, values or ()):
+                items.append(("F1", SIZE, right - _width(value, SIZE), y, value))
+            y -= 12
+    rows([("Current assets", None), ("Cash and cash equivalents", ("3,843,366", "5,911,893")),
+          ("Accounts receivable, net", ("703,971", "852,149")), ("Total current assets", ("5,616,995", "8,154,692")),
+          ("Total assets", ("42,905,829", "45,692,206"))])
+    y -= 14
+    items.append(_centred(y, "LIABILITIES AND STOCKHOLDERS' EQUITY", 200, 600))   # runs over the value columns
+    y -= 18
+    rows([("Current liabilities", None), ("Accounts and construction payable", ("358,807", "369,817")),
+          ("Other accrued liabilities", ("2,295,172", "2,236,323")),
+          ("Total current liabilities", ("2,749,404", "4,515,892")),
+          ("Long-term debt, net", ("6,674,044", "7,432,817"))])
+    return items
+
+
+def test_the_parts_of_a_statement_under_one_column_header_share_it():
+    tables, _, _ = _page(make_pdf([balance_sheet_page()]), 0)
+    assert len(tables) == 2, [t.markdown for t in tables]
+    assets, liabilities = (_markdown_rows(t.markdown) for t in tables)
+    assert assets[0] == "|  | June 30, 2023 | December 31, 2022 |", tables[0].markdown
+    assert liabilities[0] == assets[0]
+    assert "| Total current liabilities | 2,749,404 | 4,515,892 |" in liabilities
