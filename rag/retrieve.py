@@ -117,9 +117,8 @@ def document_scores(question: str, profiles: dict[str, str]) -> dict[str, float]
     (e.g. "10k") weighs little. Documents the question does not name score 0.
     """
     query_terms = {t for t in search_tokens(question) if not CJK_CHAR.match(t)}
-    period_words = set(with_fiscal_years(sorted(query_terms)))   # "FY2023" is also the year 2023
-    for term in query_terms:   # and "Q22023" (written together) the quarter q2 of 2023
-        period_words |= set(period_parts(term) or ())
+    # "FY2023" is also the year 2023, and "Q22023" (written together) the quarter q2 of 2023
+    period_words = set(with_fiscal_years(sorted(query_terms)))
     doc_terms = {doc_id: _naming_terms(text) for doc_id, text in profiles.items()}
     df: dict[str, int] = {}
     for terms in doc_terms.values():
