@@ -124,6 +124,17 @@ def _english_stemmer():
 
 # -- document names ------------------------------------------------------------------------------------
 
+# Words that say what kind of document (or company) a file is about, not which one: "Which book explains
+# recursion?" is a question about recursion, not about pumpkin_book_1.9.9.pdf.
+KIND_WORDS = frozenset({"book", "books", "ebook", "pdf", "doc", "docx", "document", "documents", "file", "files",
+                        "note", "notes", "paper", "papers", "guide", "manual", "handbook", "tutorial", "chapter",
+                        "chapters", "section", "slides", "lecture", "lectures", "draft", "final", "copy", "edition",
+                        "version", "md", "txt", "html", "report", "reports", "annual", "quarterly", "earnings",
+                        "exhibit", "10k", "10q", "8k",
+                        # a company's legal form names no company ("a company like this")
+                        "company", "companies", "corporation", "corp", "inc", "incorporated", "co", "ltd", "llc",
+                        "plc"})
+
 MAX_NAME_CHARS = 150            # a label for a list and a citation, not a path; file systems stop at 255 bytes
 _MAX_EXTENSION_CHARS = 10       # ".pdf", ".markdown": longer "extensions" are part of the name
 _DROPPED_CATEGORIES = {"Cc", "Cf", "Cs"}   # control, format (bidi overrides, zero-width space), lone surrogates

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from core.text import CJK_CHAR, STOPWORDS, detect_language, period_parts, search_tokens, with_fiscal_years
+from core.text import CJK_CHAR, KIND_WORDS, STOPWORDS, detect_language, period_parts, search_tokens, with_fiscal_years
 from rag.statements import STATEMENTS, named_statements, under_statement
 from rag.types import SearchHit
 
@@ -147,6 +147,14 @@ def _table_units(body: str, offset: int, inherited: str = "") -> list[Unit]:
         units.append(Unit(offset + starts[i], offset + starts[i] + len(line),
                           "table" if _TABLE_ROW.match(line) else "sentence", shown.strip()))
     return units
+
+
+def names_only_its_document(text: str, hit: SearchHit) -> bool:
+    """Whether a line says nothing but its document's name ("AMERICAN WATER WORKS COMPANY, INC." on a filing's
+    cover or running head): it matches every question about the company and answers none."""
+    words = re.findall(r"[a-z]+", text.lower())
+    name = re.sub(r"[^a-z]", "", f"{hit.doc_name} {hit.doc_title}".lower())
+    return bool(words) and not CJK_CHAR.search(text) and all(w in KIND_WORDS or w in name for w in words)
 
 
 def is_front_matter(hit: SearchHit) -> bool:
@@ -330,7 +338,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
             continue
         for unit in split_units(hit.chunk.text, hit.chunk.context_prefix):
             toc_entry = unit.kind == "sentence" and len(unit.text) < 80 and _TOC_LINE.search(unit.text)
-            if len(unit.text) >= 12 and not toc_entry:
+            if len(unit.text) >= 12 and not toc_entry and not names_only_its_document(unit.text, hit):
                 candidates.append((n, hit, unit))
     if not candidates:
         return []

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from core.errors import LLMError, Notice
 from core.llm import LLMClient
 from core.settings import Settings
-from core.text import CJK_CHAR, detect_language, period_parts, search_tokens, with_fiscal_years
+from core.text import CJK_CHAR, KIND_WORDS, detect_language, period_parts, search_tokens, with_fiscal_years
 from rag import prompts
 from rag.chunk import document_context, embedding_text
 from rag.dense import DenseSpaces
@@ -187,7 +187,7 @@ def _name_sequences(profile: str) -> list[list[str]]:
     sequences = []
     for part in profile.split(" · "):
         words = [w for w in re.findall(r"[a-z0-9]+|&", part.lower())
-                 if not any(ch.isdigit() for ch in w) and w not in _KIND_WORDS and w != "the"]
+                 if not any(ch.isdigit() for ch in w) and w not in KIND_WORDS and w != "the"]
         sequences.append(words)
     return sequences
 
@@ -216,18 +216,6 @@ def _abbreviates(abbreviation: str, words: list[str]) -> bool:
 _PERIOD = re.compile(r"(fy)?(19|20)\d\d(q[1-4]|h[12])?|(q[1-4]|h[12])(19|20)\d\d")
 
 
-# Words that say what kind of document (or company) a file is about, not which one: "Which book explains
-# recursion?" is a question about recursion, not about pumpkin_book_1.9.9.pdf.
-_KIND_WORDS = frozenset({"book", "books", "ebook", "pdf", "doc", "docx", "document", "documents", "file", "files",
-                         "note", "notes", "paper", "papers", "guide", "manual", "handbook", "tutorial", "chapter",
-                         "chapters", "section", "slides", "lecture", "lectures", "draft", "final", "copy", "edition",
-                         "version", "md", "txt", "html", "report", "reports", "annual", "quarterly", "earnings",
-                         "exhibit", "10k", "10q", "8k",
-                         # a company's legal form names no company ("a company like this")
-                         "company", "companies", "corporation", "corp", "inc", "incorporated", "co", "ltd", "llc",
-                         "plc"})
-
-
 def _naming_terms(profile: str) -> set[str]:
     """What in a document's name and title can name it: its words, and each run of 2+ CJK characters as
     a whole. Chinese words of a title (设计, 工作) are ordinary words far more often than names, so a
@@ -236,7 +224,7 @@ def _naming_terms(profile: str) -> set[str]:
     document; a year ("2019") still does."""
     cjk_runs = set(re.findall(f"{CJK_CHAR.pattern}{{2,}}", profile))
     words = {t for t in search_tokens(profile) if not CJK_CHAR.match(t)}
-    return {t for t in words if t not in _KIND_WORDS and not (t.isdigit() and len(t) < 4)} | cjk_runs
+    return {t for t in words if t not in KIND_WORDS and not (t.isdigit() and len(t) < 4)} | cjk_runs
 
 
 def focus_documents(scores: dict[str, float], *, max_docs: int = 3) -> list[str]:

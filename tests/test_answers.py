@@ -256,17 +256,18 @@ def test_statement_names_and_audit_boilerplate_do_not_answer_a_figure_question(s
     assert tool.evidence(audit, tool.retrieve(audit).hits)[0].unit.text.startswith("We have audited")
 
 
-def test_an_exhibit_index_line_does_not_answer_a_figure_question(settings):
+def test_an_exhibit_index_line_or_the_company_name_alone_does_not_answer_a_figure_question(settings):
     tool = RAGTool("reader", settings)
-    tool.add_text("# Exhibits\n\n4.20 Officers' Certificate of Acme Water Capital Corp., dated May 14, 2021, "
+    tool.add_text("# Cover\n\nACME WATER WORKS COMPANY, INC.\n\n# Exhibits\n\n4.20 Officers' Certificate of Acme Water Capital Corp., dated May 14, 2021, "
                   "establishing the terms of the 3.250% Senior Notes due 2051 (incorporated by reference to Exhibit "
                   "4.2 to Acme Water Works Company's Current Report on Form 8-K).\n\n"
                   "# Liquidity\n\nAt the end of 2022 our current liabilities exceeded our current assets by "
                   "$1,561 million, as utilities commonly run with negative working capital.",
                   title="Acme Water Works 2022 annual report", name="ACMEWATER_2022_10K.md")
     question = "Does Acme Water Works have positive working capital based on 2022 data?"
-    best = tool.evidence(question, tool.retrieve(question).hits)[0].unit.text
-    assert "1,561" in best, best
+    evidence = tool.evidence(question, tool.retrieve(question).hits)
+    assert "1,561" in evidence[0].unit.text, evidence[0].unit.text
+    assert not any(e.unit.text.startswith("ACME WATER WORKS") for e in evidence)   # the name alone answers nothing
     exhibits = "Which exhibit established the terms of Acme Water's 3.250% Senior Notes due 2051?"
     assert tool.evidence(exhibits, tool.retrieve(exhibits).hits)[0].unit.text.startswith("4.20")
 
@@ -381,3 +382,4 @@ def test_the_local_model_composes_a_cited_checked_answer_and_names_itself(tmp_pa
         assert re.search(r"\[1\]", answer.text) or answer.citations[0].n == 1
     items, refused = stream(tool, "Who painted the Mona Lisa?")
     assert refused.refused and not [i for i in items if isinstance(i, str) and "Mona" in i]
+
