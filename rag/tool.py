@@ -74,8 +74,10 @@ class RAGTool:
             raise InvalidRequest("A user id is required.")
         self.user_id = str(user_id)
         self.settings = settings or get_settings()
-        self.store = get_document_store(self.settings)
+        # The vector store first: in local mode it takes the data folder's process lock, so a second process is
+        # refused in one sentence before it touches SQLite (a first process stopped mid-write holds that lock).
         self.vectors = get_vector_store(self.settings)
+        self.store = get_document_store(self.settings)
         self.embedder = get_embedder(self.settings)
         self.dense = DenseSpaces(self.vectors, self.user_id, RAG_COLLECTION, self.embedder,
                                  get_multilingual_embedder(self.settings))
