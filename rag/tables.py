@@ -68,11 +68,21 @@ class Table:
     """A table found on a page: where it is, its caption and its Markdown."""
     bbox: tuple[float, float, float, float]   # left, bottom, right, top in PDF points (top > bottom)
     caption: str                               # the title line(s) above it, "" if none
-    markdown: str                              # header row, |---| rule, one line per row
-    n_rows: int = 0                            # body rows
-    n_columns: int = 0                         # including the label column
-    header: list[str] = field(default_factory=list)       # one cell per column
-    body: list[list[str]] = field(default_factory=list)
+    header: list[str]                          # one cell per column, the label column first
+    body: list[list[str]]                      # one list of cells per row
+
+    @property
+    def markdown(self) -> str:
+        """The header row, the |---| rule, one line per row."""
+        return render_markdown(self.header, self.body)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.body)
+
+    @property
+    def n_columns(self) -> int:      # including the label column
+        return len(self.header)
 
 
 @dataclass(eq=False)
@@ -157,7 +167,6 @@ def _with_inherited_headers(tables: list[Table]) -> list[Table]:
     for above, table in zip(tables, tables[1:]):
         if table.n_columns == above.n_columns and not any(table.header[1:]) and any(above.header[1:]):
             table.header = ["", *above.header[1:]]
-            table.markdown = render_markdown(table.header, table.body)
     return tables
 
 
@@ -488,8 +497,7 @@ def _table(rows: list[_Row], block: list[_Row], columns: list[tuple[float, float
     everything = header_rows + block
     bbox = (min(r.x0 for r in everything), min(r.bottom for r in everything),
             max(r.x1 for r in everything), max(r.top for r in everything))
-    return Table(bbox=bbox, caption=caption, markdown=render_markdown(header, body),
-                 n_rows=len(body), n_columns=len(columns) + 1, header=header, body=body)
+    return Table(bbox=bbox, caption=caption, header=header, body=body)
 
 
 def _plausible(block: list[_Row], columns: list[tuple[float, float]]) -> bool:
