@@ -83,6 +83,7 @@ def bm25_tokens(text: str) -> list[str]:
 
 
 _FISCAL_YEAR = re.compile(r"fy((?:19|20)?)(\d\d)")
+_YEAR = re.compile(r"(?:fy)?(?:19|20)\d\d")
 _FUSED_PERIOD = re.compile(r"(?:fy)?((?:19|20)\d\d)(q[1-4]|h[12])|(q[1-4]|h[12])((?:19|20)\d\d)")
 
 
@@ -93,6 +94,11 @@ def period_parts(token: str) -> list[str] | None:
     if not match:
         return None
     return [match.group(1), match.group(2)] if match.group(1) else [match.group(4), match.group(3)]
+
+
+def is_period(token: str) -> bool:
+    """A year, a fiscal year or a quarter or half of one ("2019", "fy2019", "2023q2", "q22023")."""
+    return bool(_YEAR.fullmatch(token)) or period_parts(token) is not None
 
 
 def with_fiscal_years(tokens: list[str]) -> list[str]:

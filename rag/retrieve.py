@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from core.errors import LLMError, Notice
 from core.llm import LLMClient
 from core.settings import Settings
-from core.text import CJK_CHAR, KIND_WORDS, detect_language, period_parts, search_tokens, with_fiscal_years
+from core.text import CJK_CHAR, KIND_WORDS, detect_language, is_period, period_parts, search_tokens, with_fiscal_years
 from rag import prompts
 from rag.chunk import document_context, embedding_text
 from rag.dense import DenseSpaces
@@ -164,8 +164,8 @@ def document_scores(question: str, profiles: dict[str, str]) -> dict[str, float]
         # One name written two ways counts once: "CVS Health" matches the file's CVSHEALTH and the title's
         # CVS and HEALTH, and a filing with a title must not outweigh its sibling without one.
         matched = {t: c for t, c in matched.items() if not any(t != u and t in u for u in matched)}
-        if doc_id not in abbreviated and not any(not _PERIOD.fullmatch(t) for t in matched):
-            return 0.0   # a year names no document by itself ("as of 2022" fits every 2022 filing)
+        if doc_id not in abbreviated and all(is_period(t) for t in matched):
+            return 0.0   # a year or a period of one tells filings apart but names none ("as of 2022")
         return sum(c * math.log(1 + n / df[t]) for t, c in matched.items()) + abbreviated.get(doc_id, 0.0)
 
     return {doc_id: score(doc_id, terms) for doc_id, terms in doc_terms.items()}
@@ -210,10 +210,6 @@ def _abbreviates(abbreviation: str, words: list[str]) -> bool:
         return any(abbreviation.startswith(part, i) and spells(i + len(part), j + 1) for part in parts)
 
     return spells(0, 0)
-
-
-# A year or a period of one ("2019", "2023q2"): it tells filings of one company apart, but names none.
-_PERIOD = re.compile(r"(fy)?(19|20)\d\d(q[1-4]|h[12])?|(q[1-4]|h[12])(19|20)\d\d")
 
 
 def _naming_terms(profile: str) -> set[str]:
