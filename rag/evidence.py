@@ -149,12 +149,12 @@ def _table_units(body: str, offset: int, inherited: str = "") -> list[Unit]:
     return units
 
 
-def names_only_its_document(text: str, hit: SearchHit) -> bool:
+def names_only_its_document(text: str, name_letters: str) -> bool:
     """Whether a line says nothing but its document's name ("AMERICAN WATER WORKS COMPANY, INC." on a filing's
-    cover or running head): it matches every question about the company and answers none."""
+    cover or running head): it matches every question about the company and answers none. `name_letters` is
+    the document's file name and title in lower-case letters alone (AMERICANWATERWORKS_2022_10K.pdf)."""
     words = re.findall(r"[a-z]+", text.lower())
-    name = re.sub(r"[^a-z]", "", f"{hit.doc_name} {hit.doc_title}".lower())
-    return bool(words) and not CJK_CHAR.search(text) and all(w in KIND_WORDS or w in name for w in words)
+    return bool(words) and not CJK_CHAR.search(text) and all(w in KIND_WORDS or w in name_letters for w in words)
 
 
 def is_front_matter(hit: SearchHit) -> bool:
@@ -336,9 +336,10 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
             break
         if is_front_matter(hit):
             continue
+        name_letters = re.sub(r"[^a-z]", "", f"{hit.doc_name} {hit.doc_title}".lower())
         for unit in split_units(hit.chunk.text, hit.chunk.context_prefix):
             toc_entry = unit.kind == "sentence" and len(unit.text) < 80 and _TOC_LINE.search(unit.text)
-            if len(unit.text) >= 12 and not toc_entry and not names_only_its_document(unit.text, hit):
+            if len(unit.text) >= 12 and not toc_entry and not names_only_its_document(unit.text, name_letters):
                 candidates.append((n, hit, unit))
     if not candidates:
         return []
