@@ -317,7 +317,8 @@ _ASKS_AUDIT = re.compile(r"\b(?:audit\w*|opinion|consent\w*|certif\w*|review\w*)
 AUDIT_BOILERPLATE_PENALTY = 0.15
 # The exhibit index lists every agreement a filing refers to ("4.20 Officers' Certificate of American Water Capital
 # Corp., … incorporated by reference to Exhibit 4.2 …"): the company's name, a year and a money word in one line,
-# which answers only a question about the exhibits; as an exercise in a book asks rather than answers, it loses as much.
+# which answers only a question about the exhibits; as an exercise in a book asks rather than answers, it loses as
+# much.
 EXHIBIT_LINE_PENALTY = 0.3
 _EXHIBIT_LINE = re.compile(r"^\(?\d{1,2}\.\d{1,3}\)?\*?\s+.{0,200}?\b(?:agreement|indenture|certificate|amendment|"
                            r"plan|form of|description of|by-?laws|articles of|instrument)\b|incorporated (?:herein )?by "

@@ -236,7 +236,8 @@ def test_a_unit_under_the_statement_the_question_names_scores_higher(settings):
     asked = "What were total net revenues in 2019? Use the income statement."
     scores = {e.hit.doc_name: e.score for e in tool.evidence(asked, tool.retrieve(asked).hits)
               if "Total net revenues" in e.unit.text}
-    assert scores["filing.md"] >= scores["outlook.md"] + STATEMENT_BONUS - 0.04   # the same row, only its heading differs
+    # the same row, only its heading differs
+    assert scores["filing.md"] >= scores["outlook.md"] + STATEMENT_BONUS - 0.04
 
 
 def test_statement_names_and_audit_boilerplate_do_not_answer_a_figure_question(settings):
@@ -258,9 +259,9 @@ def test_statement_names_and_audit_boilerplate_do_not_answer_a_figure_question(s
 
 def test_an_exhibit_index_line_or_the_company_name_alone_does_not_answer_a_figure_question(settings):
     tool = RAGTool("reader", settings)
-    tool.add_text("# Cover\n\nACME WATER WORKS COMPANY, INC.\n\n# Exhibits\n\n4.20 Officers' Certificate of Acme Water Capital Corp., dated May 14, 2021, "
-                  "establishing the terms of the 3.250% Senior Notes due 2051 (incorporated by reference to Exhibit "
-                  "4.2 to Acme Water Works Company's Current Report on Form 8-K).\n\n"
+    tool.add_text("# Cover\n\nACME WATER WORKS COMPANY, INC.\n\n# Exhibits\n\n4.20 Officers' Certificate of Acme "
+                  "Water Capital Corp., dated May 14, 2021, establishing the terms of the 3.250% Senior Notes due 2051 "
+                  "(incorporated by reference to Exhibit 4.2 to Acme Water Works Company's Current Report on Form 8-K).\n\n"
                   "# Liquidity\n\nAt the end of 2022 our current liabilities exceeded our current assets by "
                   "$1,561 million, as utilities commonly run with negative working capital.",
                   title="Acme Water Works 2022 annual report", name="ACMEWATER_2022_10K.md")
@@ -382,4 +383,3 @@ def test_the_local_model_composes_a_cited_checked_answer_and_names_itself(tmp_pa
         assert re.search(r"\[1\]", answer.text) or answer.citations[0].n == 1
     items, refused = stream(tool, "Who painted the Mona Lisa?")
     assert refused.refused and not [i for i in items if isinstance(i, str) and "Mona" in i]
-
