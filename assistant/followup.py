@@ -20,7 +20,9 @@ log = logging.getLogger(__name__)
 
 _POINTS_BACK_EN = re.compile(
     r"\b(it|its|it's|they|them|their|theirs|this|that|these|those|he|she|him|her|his|"
-    r"the (first|second|third|last|former|latter|other|same) (one|ones)?|the former|the latter|"
+    # "the second one", "what about the second?" point back; "the second quarter", "the same time" do not
+    r"the (first|second|third|last|other|same) ones?|the (first|second|third|last|other|same)(?=\s*[?.!,;]|\s*$)|"
+    r"the former|the latter|"
     r"the above|previous|mentioned)\b", re.IGNORECASE)
 _CONTINUES_EN = re.compile(r"^\s*(and|or|but|also|so|then|what about|how about|why( not)?|and why|what else|"
                            r"anything else|more|example|for example|such as|in what way|give me an example|"

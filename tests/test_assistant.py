@@ -139,9 +139,10 @@ def test_independent_questions_do_not_inherit_the_last_topic(settings):
     assert standalone_question("How does recursion work?", history) == ("How does recursion work?", "as asked")
     zh = [{"role": "user", "content": "Transformer 的注意力机制是什么?"}, {"role": "assistant", "content": "……"}]
     assert standalone_question("什么是支持向量机?", zh) == ("什么是支持向量机?", "as asked")
-    for alone in ("我应该如何定义函数？", "其他的核函数有哪些？", "What is MCAS?"):   # 该 / 其 inside words
+    for alone in ("我应该如何定义函数？", "其他的核函数有哪些？", "What is MCAS?",   # 该 / 其 inside words
+                  "What were MGM Resorts' casino revenues in the second quarter of 2023?"):   # an ordinal, no pointer
         assert not depends_on_conversation(alone), alone
-    for dependent in ("and in 2016?", "why?", "How is it different from a list?", "What about the second one?",
+    for dependent in ("and in 2016?", "why?", "How is it different from a list?", "What about the second one?", "And the second?",
                       "那2016年呢？", "为什么？", "它有什么优点？", "Give me an example."):
         assert depends_on_conversation(dependent), dependent
     query, how = standalone_question("and in 2016?", [{"role": "user", "content": "Revenue in 2017?"}])
@@ -175,7 +176,7 @@ def test_intent_router_on_held_out_phrasings(alice):
               "Tell me what I asked yesterday about sensors", "Have I taken any notes on MCAS?",
               "我上周看了什么？", "我今天学习了哪些内容", "What did we talk about last session?", "Show my past questions"]
     documents = ["What is MCAS?", "What did the FAA propose?", "How do I define a recursive function?",
-                 "What about the second one?", "What did the study find?", "这个规定什么时候生效？",
+                 "What about the second one?", "And the second?", "What did the study find?", "这个规定什么时候生效？",
                  "When is the comment deadline?", "What should I do if the sensor fails?", "How do I install Python?",
                  "我应该如何提交评论？", "What did Boeing learn about the sensor?"]
     router = alice.router
