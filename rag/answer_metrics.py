@@ -19,6 +19,12 @@ Per question (`evidence_hit`): the answer text contains the evidence when
 `cited_hit`: a citation is on a gold item when it comes from the gold document and either its page
 range holds the gold `page`, or its quote contains the gold `text` — EVAL.md's retrieval hit rule
 applied to the citations the person sees.
+
+Learner questions (`points_stated`): a question may carry `points`, the key points a good answer states,
+each a list of alternative strings; a point is stated when the answer text contains (as above) any one of
+its alternatives. `summarize` then adds `point_recall` (the mean share of points stated, over answerable
+questions with points), `full_answers` (the share of those stating all of them), and both — with the
+questions' count and refusals — per `type` and per `lang`.
 """
 from __future__ import annotations
 
@@ -106,6 +112,15 @@ def cited_hit(citations: Iterable, question: dict) -> bool:
     return any(citation_on_gold(c, g) for c in citations for g in gold)
 
 
+def points_stated(answer_text: str, question: dict) -> list[bool] | None:
+    """For each key point of the question, whether the answer states one of its alternatives; None when the
+    question has no points."""
+    points = question.get("points")
+    if not points:
+        return None
+    return [any(contains(answer_text, alt) for alt in (p if isinstance(p, list) else [p])) for p in points]
+
+
 def median(values: list[float]) -> float:
     return float(statistics.median(values)) if values else 0.0
 
@@ -116,13 +131,35 @@ def share(flags: list[bool]) -> float | None:
     return round(sum(1 for f in flags if f) / len(flags), 4) if flags else None
 
 
+def point_summary(records: list[dict]) -> dict:
+    """point_recall and full_answers over the answerable records that carry `points` (a list of bools)."""
+    scored = [r["points"] for r in records if r["answerable"] and r.get("points")]
+    if not scored:
+        return {"point_recall": None, "full_answers": None}
+    return {"point_recall": round(statistics.fmean(sum(p) / len(p) for p in scored), 4),
+            "full_answers": share([all(p) for p in scored])}
+
+
+def _grouped(records: list[dict], key: str) -> dict:
+    groups: dict[str, list[dict]] = {}
+    for r in records:
+        if r.get(key):
+            groups.setdefault(r[key], []).append(r)
+    return {name: {"n": len(group), **point_summary(group),
+                   "refused_answerable": share([r["refused"] for r in group if r["answerable"]])}
+            for name, group in sorted(groups.items())}
+
+
 def summarize(records: list[dict]) -> dict:
     """The answer keys of the eval's JSON line from per-question records, each with: answerable (bool),
     evidence (bool), cited (bool), refused (bool), chars (int), seconds (float), first_token_s (float),
-    llm (str)."""
+    llm (str); and, for learner questions, points (list of bool), type and lang (str)."""
     answerable_records = [r for r in records if r["answerable"]]
     unanswerable_records = [r for r in records if not r["answerable"]]
     models = Counter(r.get("llm") or "none" for r in records)
+    learner = {}
+    if any(r.get("points") for r in records):
+        learner = {**point_summary(records), "by_type": _grouped(records, "type"), "by_lang": _grouped(records, "lang")}
     return {
         "n_answerable": len(answerable_records),
         "n_unanswerable": len(unanswerable_records),
@@ -134,4 +171,5 @@ def summarize(records: list[dict]) -> dict:
         "answer_s_p50": round(median([r["seconds"] for r in records]), 3),
         "first_token_s_p50": round(median([r["first_token_s"] for r in records]), 3),
         "llm": ",".join(name for name, _ in models.most_common()) or "none",
+        **learner,
     }

@@ -9,7 +9,8 @@ question, and prints as its LAST line one JSON object with hit@1/5/10, mrr@10, t
 With --answers it then asks every question through the UI's code path (`assistant.PDFLearningAssistant.ask`,
 one instance, no history) and adds the answer metrics to that line: evidence_in_answer, cited_gold,
 refused_unanswerable, refused_answerable, answer_chars_p50, answer_s_p50, first_token_s_p50, llm,
-n_answerable, n_unanswerable. A question with "gold": [] is unanswerable.
+n_answerable, n_unanswerable. A question with "gold": [] is unanswerable. Learner questions (with `points`,
+`type`, `lang`) add point_recall, full_answers, by_type and by_lang (rag.answer_metrics).
 
 How an answer is judged (details in rag.answer_metrics):
 - evidence_in_answer: the answer text (AskResult.text, without the source list) contains a gold `text`,
@@ -103,6 +104,8 @@ def ask_all(assistant, questions: list[dict], *, mqe: bool = False, hyde: bool =
             "citations": [c.label for c in citations],
             "related": [c.label for c in getattr(result, "related", None) or []],
             "evidence": gold_ok and M.evidence_hit(text, q),
+            **({"type": q.get("type"), "lang": q.get("lang"), "points": M.points_stated(text, q)}
+               if q.get("points") else {}),
             "cited": gold_ok and M.cited_hit(citations, q),
             "chars": len(text), "seconds": round(seconds, 3),
             "first_token_s": round(first_token if first_token is not None else seconds, 3),

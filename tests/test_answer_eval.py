@@ -98,6 +98,29 @@ def test_summarize_shares_and_medians():
     assert only_unanswerable["refused_unanswerable"] == 1.0
 
 
+def test_a_point_is_stated_by_any_of_its_alternatives():
+    question = {"points": [["immutable", "cannot be changed"], ["dictionary key", "hashable"], ["不可变"]]}
+    assert M.points_stated("Tuples CANNOT be  changed, so they can be a Dictionary key. [1]", question) == \
+        [True, True, False]
+    assert M.points_stated("元组是不可变的", question) == [False, False, True]
+    assert M.points_stated("anything", {"answer": "x"}) is None
+
+
+def test_point_recall_and_full_answers_overall_by_type_and_by_language():
+    def rec(points, kind, lang, refused=False, answerable=True):
+        return {"answerable": answerable, "evidence": False, "cited": False, "refused": refused, "chars": 1,
+                "seconds": 1.0, "first_token_s": 1.0, "llm": "none", "points": points, "type": kind, "lang": lang}
+    out = M.summarize([rec([True, True], "compare", "en"), rec([True, False], "compare", "zh"),
+                       rec([False, False, False, False], "summarize", "en", refused=True)])
+    assert out["point_recall"] == round((1 + 0.5 + 0) / 3, 4) and out["full_answers"] == round(1 / 3, 4)
+    assert out["by_type"]["compare"] == {"n": 2, "point_recall": 0.75, "full_answers": 0.5,
+                                         "refused_answerable": 0.0}
+    assert out["by_type"]["summarize"]["refused_answerable"] == 1.0
+    assert out["by_lang"]["en"]["point_recall"] == 0.5 and out["by_lang"]["zh"]["n"] == 1
+    plain = M.summarize([{k: v for k, v in rec([True], "x", "en").items() if k not in ("points", "type", "lang")}])
+    assert "point_recall" not in plain      # sets without points keep their line as it was
+
+
 # == rag.eval --answers end to end ===============================================================
 GARDEN = """# Garden notes
 
@@ -126,6 +149,7 @@ Semaphore signals show danger when the arm is horizontal.
 
 ANSWERABLE = [
     {"id": "a1", "question": "How many hours of light do tomato seedlings need?", "answer": "sixteen hours",
+     "type": "lookup", "lang": "en", "points": [["sixteen hours", "16 hours"], ["every day", "daily"]],
      "gold": [{"doc": "garden.md",
                "text": "Tomato seedlings need sixteen hours of light every day before they are planted outside."}]},
     {"id": "a2", "question": "How often should compost heaps be turned?", "answer": "every three weeks",
@@ -175,6 +199,9 @@ def test_eval_answers_end_to_end(tmp_path, monkeypatch):
     assert {"question", "answer", "refused", "citations", "evidence", "cited", "seconds"} <= set(records[0])
     assert any(r["evidence"] for r in records[:3])
     assert not any(r["evidence"] or r["cited"] for r in records[3:])   # nothing to find for the unanswerable
+    assert records[0]["type"] == "lookup" and len(records[0]["points"]) == 2 and "points" not in records[1]
+    assert result["point_recall"] == sum(records[0]["points"]) / 2 > 0   # the quoted sentence states them
+    assert set(result["by_type"]) == {"lookup"} and set(result["by_lang"]) == {"en"}
 
 
 # == rag.eval_sets mix ===========================================================================
