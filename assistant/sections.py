@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 
 from assistant.pages import MIN_RUN, _tokens, matching_runs
 from core.errors import DocumentError
-from rag.chunk import HEADING_LINE, Section, markdown_tables, split_sections
+from rag.chunk import (FENCE_LINE, HEADING_LINE, Section, closes_fence, fenced_ranges, heading_matches, markdown_tables,
+                       split_sections)
 from rag.types import Chunk, Citation
 
 SECTION_MAX_CHARS = 6000    # longer sections are shown as an excerpt around the passage
 SHORT_HEADING = 48          # characters of a heading in a source's label
 _CACHE_DOCS = 8
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,7 @@ def rebuild_markdown(chunks: list[Chunk]) -> DocumentText:
     length = 0
     spans: dict[str, tuple[int, int]] = {}
     stack: list[tuple[int, str]] = []          # (level, title) of the headings written so far
+    fence = _FenceTracker()                    # whether the text written so far ends inside fenced code
     covered = -1                               # original offset where the written text ends
     run_orig = run_out = 0                     # where the current gap-free run starts, originally and here
 
@@ -118,7 +119,7 @@ def rebuild_markdown(chunks: list[Chunk]) -> DocumentText:
             if end > covered:
                 skip = covered - start
                 write(text[skip:])
-                _follow_headings(stack, text, skip)
+                _follow_headings(stack, text[skip:], fence)
                 covered = end
             continue
         gap = start - max(covered, 0)
@@ -128,12 +129,14 @@ def rebuild_markdown(chunks: list[Chunk]) -> DocumentText:
             lines = sum(len(h) for h in headings)
             sep = "\n\n" if gap >= lines + 2 * len(headings) + (2 if parts else 0) else "\n"
             write((sep if parts else "") + sep.join(headings) + sep)
+            fence.line_start = True
         elif parts:
             write("\n\n" if gap >= 2 else "\n" if gap == 1 else "")
+            fence.line_start = fence.line_start if gap == 0 else True
         run_orig, run_out = start, length
         spans[c.chunk_id] = (length, length + len(text))
         write(text)
-        _follow_headings(stack, text, 0)
+        _follow_headings(stack, text, fence)
         covered = end
     markdown = "".join(parts)
     return DocumentText(markdown, spans, heading_lines(markdown), split_sections(markdown))
@@ -160,11 +163,35 @@ def _headings_between(stack: list[tuple[int, str]], path: list[str]) -> list[str
     return lines
 
 
-def _follow_headings(stack: list[tuple[int, str]], text: str, skip: int) -> None:
-    """Heading lines inside a chunk's text (a chunk joining short sections holds them) from `skip` on."""
-    for m in HEADING_LINE.finditer(text):
-        if m.start() >= skip:
-            _push(stack, len(m.group(1)), m.group(2).strip())
+class _FenceTracker:
+    """Reads the rebuilt Markdown as it is written: whether it is inside fenced code, and whether the next
+    text starts a line. A chunk may start or end inside a code block, so this cannot be told per chunk."""
+
+    def __init__(self):
+        self.opener: str | None = None
+        self.line_start = True
+
+    def headings(self, text: str) -> list[tuple[int, str]]:
+        """(level, title) of the heading lines in `text`, the next piece of the Markdown, outside code."""
+        found = []
+        lines = text.split("\n")
+        for i, line in enumerate(lines):
+            whole = self.line_start or i > 0
+            if whole and (m := FENCE_LINE.match(line)):
+                if self.opener is None:
+                    self.opener = m.group(1)
+                elif closes_fence(line, self.opener):
+                    self.opener = None
+            elif whole and self.opener is None and (h := HEADING_LINE.match(line)):
+                found.append((len(h.group(1)), h.group(2).strip()))
+        self.line_start = text.endswith("\n") or (not text and self.line_start)
+        return found
+
+
+def _follow_headings(stack: list[tuple[int, str]], text: str, fence: _FenceTracker) -> None:
+    """Heading lines inside a chunk's new text (a chunk joining short sections holds them)."""
+    for level, title in fence.headings(text):
+        _push(stack, level, title)
 
 
 def _push(stack: list[tuple[int, str]], level: int, title: str) -> None:
@@ -174,39 +201,13 @@ def _push(stack: list[tuple[int, str]], level: int, title: str) -> None:
 
 
 def heading_lines(markdown: str) -> list[HeadingLine]:
-    """Every heading line with its heading path; a "# comment" line in fenced code is no heading here
-    (chunking counts it as one, but a section shown must not end in the middle of a code block)."""
+    """Every heading line with its heading path (a "# comment" line in fenced code is no heading)."""
     out, stack = [], []
-    fences = _fenced_ranges(markdown)
-    for m in HEADING_LINE.finditer(markdown):
-        if any(a < m.start() < b for a, b, _ in fences):
-            continue
+    for m in heading_matches(markdown):
         level, title = len(m.group(1)), m.group(2).strip()
         _push(stack, level, title)
         out.append(HeadingLine(m.start(), m.end(), level, title, tuple(t for _, t in stack)))
     return out
-
-
-def _fenced_ranges(markdown: str) -> list[tuple[int, int, str | None]]:
-    """(start, end, fence) of each fenced code block, from its opening fence line to its closing one;
-    `fence` is the opening fence ("```") when the text ends before the block is closed, else None."""
-    out, opener, opened, pos = [], None, 0, 0
-    for line in markdown.split("\n"):
-        m = _FENCE.match(line)
-        if m and opener is None:
-            opener, opened = m.group(1), pos
-        elif m and opener is not None and _closes(line, opener):
-            out.append((opened, pos + len(line), None))
-            opener = None
-        pos += len(line) + 1
-    if opener is not None:
-        out.append((opened, len(markdown), opener))
-    return out
-
-
-def _closes(line: str, opener: str) -> bool:
-    m = _FENCE.match(line)
-    return bool(m) and m.group(1)[0] == opener[0] and len(m.group(1)) >= len(opener) and not line.strip(" `~")
 
 
 class DocumentTexts:
@@ -383,7 +384,7 @@ def _block_context(md: str, start: int, lo: int, hi: int) -> tuple[str, str]:
     the whole section: the fence line of a code block it starts inside (and a fence to close one it
     ends inside), the header of a table it starts inside."""
     prefix = suffix = ""
-    for a, b, unclosed in _fenced_ranges(md[start:hi]):
+    for a, b, unclosed in fenced_ranges(md[start:hi]):
         if start + a < lo < start + b:
             line_end = md.find("\n", start + a, start + b)
             prefix = md[start + a:line_end if line_end >= 0 else start + b] + "\n"

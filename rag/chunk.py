@@ -122,13 +122,45 @@ class Section:
     end: int
 
 
+FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def fenced_ranges(markdown: str) -> list[tuple[int, int, str | None]]:
+    """(start, end, fence) of each fenced code block, from its opening fence line to its closing one;
+    `fence` is the opening fence ("```") when the text ends before the block is closed, else None."""
+    out, opener, opened, pos = [], None, 0, 0
+    for line in markdown.split("\n"):
+        m = FENCE_LINE.match(line)
+        if m and opener is None:
+            opener, opened = m.group(1), pos
+        elif m and opener is not None and closes_fence(line, opener):
+            out.append((opened, pos + len(line), None))
+            opener = None
+        pos += len(line) + 1
+    if opener is not None:
+        out.append((opened, len(markdown), opener))
+    return out
+
+
+def closes_fence(line: str, opener: str) -> bool:
+    """Whether a fence line closes the block `opener` ("```", "~~~~") opened."""
+    m = FENCE_LINE.match(line)
+    return bool(m) and m.group(1)[0] == opener[0] and len(m.group(1)) >= len(opener) and not line.strip(" `~")
+
+
+def heading_matches(markdown: str) -> list[re.Match]:
+    """The heading lines of the Markdown; a "# comment" line inside fenced code is code, not a heading."""
+    fences = fenced_ranges(markdown)
+    return [m for m in HEADING_LINE.finditer(markdown) if not any(a < m.start() < b for a, b, _ in fences)]
+
+
 def split_sections(markdown: str) -> list[Section]:
     """Sections between heading lines, each with the path of headings above it."""
     sections: list[Section] = []
     stack: list[tuple[int, str]] = []
     pos = 0
     path: list[str] = []
-    for m in HEADING_LINE.finditer(markdown):
+    for m in heading_matches(markdown):
         if markdown[pos:m.start()].strip():
             sections.append(Section(list(path), pos, m.start()))
         level, title = len(m.group(1)), m.group(2).strip()

@@ -44,6 +44,13 @@ def test_sections_carry_their_heading_path():
     assert ["Think Python", "Dictionaries"] in paths
 
 
+def test_a_comment_in_fenced_code_is_not_a_heading():
+    md = ("# 第二章 Transformer\n\n## 2.1 注意力\n\n实现如下：\n\n```python\n# attention 为上文定义的函数\n"
+          "scores = attention(q, k, v)\n```\n\n后文继续。\n\n## 2.2 Encoder\n\n编码器。\n")
+    paths = [s.heading_path for s in split_sections(md)]
+    assert paths == [["第二章 Transformer", "2.1 注意力"], ["第二章 Transformer", "2.2 Encoder"]]
+
+
 def test_chunks_respect_size_overlap_and_pages():
     body = " ".join(f"Sentence {i} talks about topic {i % 7}." for i in range(300))
     md = f"# Doc\n\n## Part\n\n{body}\n"
