@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from assistant import prompts
+from core.nlp import skeleton, skeletons
 
 log = logging.getLogger(__name__)
 
@@ -73,26 +74,6 @@ MARGIN_WITH_TIME = -0.03
 AMBIGUOUS = 0.06       # |margin - threshold| below this asks the LLM, when there is one
 
 
-def skeleton(question: str) -> str:
-    """The question with its nouns masked: "what did I ask about sensors" -> "what did I ask about
-    something". English through the spaCy pipeline memory uses; Chinese through jieba's POS tags."""
-    from core.text import detect_language
-    if detect_language(question) == "zh":
-        import jieba.posseg as pseg
-        from core.text import _jieba_module
-        _jieba_module()
-        return "".join("某事" if flag.startswith("n") or flag == "eng" else word for word, flag in pseg.lcut(question))
-    from memory.extract import english_pipeline
-    out: list[str] = []
-    for token in english_pipeline()(question):
-        if token.pos_ in ("NOUN", "PROPN"):
-            if not out or out[-1] != "something":
-                out.append("something")
-        else:
-            out.append(token.text)
-    return " ".join(out)
-
-
 @dataclass
 class IntentDecision:
     intent: str                  # MEMORY | DOCUMENTS
@@ -125,7 +106,7 @@ class IntentRouter:
             if key not in _EXAMPLES:
                 n = len(MEMORY_EXAMPLES)
                 full = self.embedder.embed(MEMORY_EXAMPLES + DOCUMENT_EXAMPLES, kind="query")
-                skel = self.embedder.embed([skeleton(x) for x in MEMORY_EXAMPLES + DOCUMENT_EXAMPLES], kind="query")
+                skel = self.embedder.embed(skeletons(MEMORY_EXAMPLES + DOCUMENT_EXAMPLES), kind="query")
                 _EXAMPLES[key] = (full[:n], full[n:], skel[:n], skel[n:])
             return _EXAMPLES[key]
 

