@@ -1,0 +1,79 @@
+"""What kind of answer a question asks for: lookup, explain, compare, summarize, example, why or howto.
+
+Each kind is answered in its own shape (rag.shapes): a summary goes through the chapter's sections in
+order, a comparison retrieves both sides, an example keeps the book's code whole. The kind is said by the
+question's form ("what is the difference between", "举个例子", "why", "怎么"), in any topic and either
+language, so a small classifier learns it from labelled examples (rag.kind_examples): a logistic
+regression over words and character n-grams (which read Chinese and English alike, and see "differ" in
+"difference" and "differs") of the question and of its skeleton, the question with its nouns masked
+(core.nlp.skeleton), so the topic counts less than the form. It trains in a second on first use. A
+phrasing it gets wrong is fixed by adding examples, not rules.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+
+from rag.kind_examples import KIND_EXAMPLES
+
+KINDS = ("lookup", "explain", "compare", "summarize", "example", "why", "howto")
+# Below this probability the question is answered as a lookup: the shape that quotes the best passages,
+# which fits every kind a little.
+MIN_CONFIDENCE = 0.25
+
+_DIGITS = re.compile(r"\d+(?:\.\d+)*")
+
+
+def _normalise(question: str) -> str:
+    """Lower case, numbers as one digit: "chapter 12" and "chapter 4" read alike."""
+    return _DIGITS.sub("0", " ".join(question.lower().split()))
+
+
+def features_texts(questions: list[str]) -> list[str]:
+    """What the classifier reads: each question's skeleton, then the question."""
+    from core.nlp import skeletons
+    return [_normalise(f"{s} | {q}") for s, q in zip(skeletons(questions), questions)]
+
+
+@dataclass(frozen=True)
+class KindDecision:
+    kind: str
+    confidence: float
+    scores: dict[str, float]
+
+
+class KindClassifier:
+    def __init__(self, examples: dict[str, list[str]] | None = None):
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_union
+        examples = examples or KIND_EXAMPLES
+        texts = features_texts([t for kind in KINDS for t in examples.get(kind, [])])
+        labels = [kind for kind in KINDS for _ in examples.get(kind, [])]
+        self.vectorizer = make_union(
+            TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True),
+            TfidfVectorizer(analyzer="word", ngram_range=(1, 2), sublinear_tf=True, token_pattern=r"(?u)\b\w+\b"))
+        self.model = LogisticRegression(C=8.0, max_iter=3000, class_weight="balanced")
+        self.model.fit(self.vectorizer.fit_transform(texts), labels)
+
+    def classify(self, question: str) -> KindDecision:
+        probabilities = self.model.predict_proba(self.vectorizer.transform(features_texts([question])))[0]
+        scores = {kind: round(float(p), 4) for kind, p in zip(self.model.classes_, probabilities)}
+        kind = max(scores, key=scores.get)
+        if scores[kind] < MIN_CONFIDENCE:
+            kind = "lookup"
+        return KindDecision(kind, scores[max(scores, key=scores.get)], scores)
+
+
+_classifier: KindClassifier | None = None
+_lock = threading.Lock()
+
+
+def classify_kind(question: str) -> KindDecision:
+    """The kind of the question (one classifier per process, trained on first use)."""
+    global _classifier
+    with _lock:
+        if _classifier is None:
+            _classifier = KindClassifier()
+    return _classifier.classify(question)

@@ -1,0 +1,152 @@
+"""A document's outline: its heading tree, with the pages and chunks under each heading.
+
+Chunks carry the path of headings above them (rag.chunk), in document order, so the tree is read off
+the stored chunks: a node spans the chunks whose path starts with its own. A heading's number ("Chapter
+4", "第 3 章", "2.3", "第二章") is parsed once here, so "summarize chapter 4" or "第三章讲了什么" can be
+resolved against the book's own structure (rag.scope) rather than by similarity.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from rag.types import Chunk
+
+_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+              "九": 9}
+
+
+def chinese_number(text: str) -> int | None:
+    """"三" -> 3, "十二" -> 12, "二十" -> 20, "二十三" -> 23, "12" -> 12; None when it is not a number."""
+    text = text.strip()
+    if text.isdigit():
+        return int(text)
+    if not text or any(ch not in _ZH_DIGITS and ch not in "十百" for ch in text):
+        return None
+    total, current = 0, 0
+    for ch in text:
+        if ch == "百":
+            total += (current or 1) * 100
+            current = 0
+        elif ch == "十":
+            total += (current or 1) * 10
+            current = 0
+        else:
+            current = _ZH_DIGITS[ch]
+    return total + current
+
+
+# How a heading states its number, best first: "Chapter 4 …", "第 3 章 …" / "第三章 …", "Part II", or a leading
+# "2.3" / "4 " / "4." numbering.
+_CHAPTER_WORD = re.compile(r"^\s*(?:chapter|chap\.?|ch\.)\s*(\d+)\b", re.IGNORECASE)
+_ZH_CHAPTER = re.compile(r"^\s*第\s*([0-9零〇一二两三四五六七八九十百]+)\s*章")
+_LEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)*)(?:\.|\s|、|$)")
+_APPENDIX = re.compile(r"^\s*(?:appendix|附录)\s*([A-Z0-9一二三四五六七八九十]+)?", re.IGNORECASE)
+
+
+def heading_number(title: str) -> tuple[str | None, bool]:
+    """(its number as "4" or "2.3", whether the heading names itself a chapter) — (None, False) if none."""
+    if m := _CHAPTER_WORD.match(title):
+        return str(int(m.group(1))), True
+    if m := _ZH_CHAPTER.match(title):
+        n = chinese_number(m.group(1))
+        return (str(n), True) if n is not None else (None, False)
+    if m := _LEADING_NUMBER.match(title):
+        return ".".join(str(int(p)) for p in m.group(1).split(".")), False
+    return None, False
+
+
+def heading_text(title: str) -> str:
+    """The heading without its number: "Chapter 4 Case study: interface design" -> "Case study: interface
+    design", "3.2 线性回归" -> "线性回归"."""
+    for pattern in (_CHAPTER_WORD, _ZH_CHAPTER, _LEADING_NUMBER):
+        if m := pattern.match(title):
+            return title[m.end():].strip(" .:、-–—") or title
+    return title
+
+
+@dataclass
+class OutlineNode:
+    title: str
+    path: tuple[str, ...]               # the headings above it and itself
+    first: int                          # ordinal of its first chunk
+    last: int                           # ordinal of its last chunk
+    page_start: int | None = None
+    page_end: int | None = None
+    children: list["OutlineNode"] = field(default_factory=list)
+    number: str | None = None           # "4", "2.3": as the heading states it
+    says_chapter: bool = False          # the heading calls itself a chapter ("Chapter 4", "第 4 章")
+
+    @property
+    def level(self) -> int:
+        return len(self.path)
+
+    @property
+    def pages_label(self) -> str:
+        if self.page_start is None:
+            return ""
+        return f"p. {self.page_start}" if self.page_start == self.page_end else f"pp. {self.page_start}-{self.page_end}"
+
+    def walk(self):
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+
+@dataclass
+class Outline:
+    doc_id: str
+    roots: list[OutlineNode]
+
+    def nodes(self) -> list[OutlineNode]:
+        return [n for root in self.roots for n in root.walk()]
+
+    def chapters(self) -> list[OutlineNode]:
+        """The book's chapters: the headings that call themselves chapters, else the top-level numbered ones,
+        else the top level."""
+        nodes = self.nodes()
+        named = [n for n in nodes if n.says_chapter]
+        if named:
+            return named
+        numbered = [n for n in self.roots if n.number and "." not in n.number]
+        if len(numbered) >= 2:
+            return numbered
+        # one title heading over everything (a Markdown file's "# Book"): its children are the chapters
+        if len(self.roots) == 1 and self.roots[0].children:
+            return self.roots[0].children
+        return list(self.roots)
+
+    def numbered(self, number: str) -> OutlineNode | None:
+        """The node numbered so: a chapter for "4", a section for "2.3"."""
+        if "." not in number:
+            return next((n for n in self.chapters() if n.number == number), None)
+        return next((n for n in self.nodes() if n.number == number), None)
+
+
+def build_outline(doc_id: str, chunks: list[Chunk]) -> Outline:
+    """The heading tree of a document from its chunks (in any order; read in ordinal order)."""
+    roots: list[OutlineNode] = []
+    by_path: dict[tuple[str, ...], OutlineNode] = {}
+    for chunk in sorted(chunks, key=lambda c: c.ordinal):
+        path = tuple(chunk.heading_path)
+        for depth in range(1, len(path) + 1):
+            key = path[:depth]
+            node = by_path.get(key)
+            if node is None:
+                number, says_chapter = heading_number(key[-1])
+                node = OutlineNode(key[-1], key, chunk.ordinal, chunk.ordinal, number=number,
+                                   says_chapter=says_chapter)
+                by_path[key] = node
+                parent = by_path.get(key[:-1]) if depth > 1 else None
+                (parent.children if parent is not None else roots).append(node)
+            node.last = chunk.ordinal
+            if chunk.page_start is not None:
+                node.page_start = chunk.page_start if node.page_start is None else min(node.page_start, chunk.page_start)
+                node.page_end = max(node.page_end or chunk.page_end, chunk.page_end)
+    return Outline(doc_id, roots)
+
+
+def chunks_under(node: OutlineNode, chunks: list[Chunk]) -> list[Chunk]:
+    """The chunks a node spans, in order."""
+    return [c for c in sorted(chunks, key=lambda c: c.ordinal)
+            if node.first <= c.ordinal <= node.last and tuple(c.heading_path[:node.level]) == node.path]

@@ -1,0 +1,185 @@
+"""Where a question asks to look: the whole library, one document, a chapter or section, a page range.
+
+"Summarize chapter 4", "第三章主要讲了什么", "the hypothesis-testing chapter", "the section on costs",
+"pages 10-20": the scope is read from the question (`read_scope`, patterns below: a small grammar, tested),
+then resolved against each document's own outline (rag.outline) — a chapter is found by its number or by
+its title, never by passage similarity — and the document the question names, if it names one.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from core.text import CJK_CHAR, detect_language, search_tokens, stem
+from rag.outline import Outline, OutlineNode, chinese_number, heading_text
+
+_NUM = r"[0-9零〇一二两三四五六七八九十百]+"
+_ORDINALS = {w: i for i, w in enumerate("first second third fourth fifth sixth seventh eighth ninth tenth eleventh "
+                                        "twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth "
+                                        "nineteenth twentieth".split(), start=1)}
+_TOPIC_END = (r"(?=\s*(?:[?？。.,，;；!！]|$|\b(?:and|in|of|from|cover|covers|teach|teaches|say|says|discuss|"
+              r"discusses|explain|explains|talk|talks|describe|describes|introduce|introduces|is|are|was|were|"
+              r"do|does|mean|means|include|includes)\b))")
+
+# (what it names, pattern). Group "n" is a number, "a"/"b" a page range, "topic" the words naming a chapter
+# or section by its subject. Earlier patterns win where two overlap.
+SCOPE_PATTERNS: list[tuple[str, re.Pattern]] = [
+    ("section", re.compile(r"\b(?:section|sect\.|§)\s*(?P<n>\d+(?:\.\d+)+)", re.IGNORECASE)),
+    ("section", re.compile(r"第?\s*(?P<n>\d+(?:\.\d+)+)\s*(?:节|小节)")),
+    ("chapter", re.compile(r"\b(?:chapter|chap\.?|ch\.)\s*(?P<n>\d+)\b", re.IGNORECASE)),
+    ("chapter", re.compile(r"\bthe\s+(?P<n>" + "|".join(_ORDINALS) + r")\s+chapter\b", re.IGNORECASE)),
+    ("chapter", re.compile(r"第\s*(?P<n>" + _NUM + r")\s*章")),
+    ("section", re.compile(r"\bsection\s*(?P<n>\d+)\b", re.IGNORECASE)),
+    ("pages", re.compile(r"\bp(?:ages?|p?\.)\s*(?P<a>\d+)\s*(?:-|–|—|to|through|and)\s*(?P<b>\d+)", re.IGNORECASE)),
+    ("pages", re.compile(r"第\s*(?P<a>\d+)\s*(?:-|–|—|到|至)\s*(?P<b>\d+)\s*页")),
+    ("pages", re.compile(r"\bpage\s*(?P<a>\d+)\b", re.IGNORECASE)),
+    ("pages", re.compile(r"第\s*(?P<a>\d+)\s*页")),
+    ("chapter", re.compile(r"\b(?:the|this|that)\s+(?:chapter|unit|lesson)\s+(?:on|about|covering|called|titled|"
+                           r"named|that covers|dealing with)\s+(?P<topic>.+?)" + _TOPIC_END, re.IGNORECASE)),
+    ("section", re.compile(r"\b(?:the|this|that)\s+(?:section|part|subsection)\s+(?:on|about|covering|called|"
+                           r"titled|named|that covers|dealing with)\s+(?P<topic>.+?)" + _TOPIC_END, re.IGNORECASE)),
+    ("chapter", re.compile(r"\b(?:the|this|that)\s+(?P<topic>[\w'’-]+(?:\s+[\w'’-]+){0,3}?)\s+chapter\b",
+                           re.IGNORECASE)),
+    ("section", re.compile(r"\b(?:the|this|that)\s+(?P<topic>[\w'’-]+(?:\s+[\w'’-]+){0,3}?)\s+section\b",
+                           re.IGNORECASE)),
+    ("chapter", re.compile(r"(?:关于|讲|介绍)(?P<topic>[^，。？！、\s]{2,16}?)的?(?:那一?章|这一?章|一章|章节)")),
+    ("chapter", re.compile(r"(?P<topic>[^，。？！、\s的]{2,12}?)(?:这|那)一章")),
+    ("section", re.compile(r"(?:关于|讲|介绍)(?P<topic>[^，。？！、\s]{2,16}?)的?(?:那一?节|这一?节|一节|小节)")),
+]
+
+# "the book", "这本书": the whole of one document
+_WHOLE_DOCUMENT = re.compile(r"\b(?:the|this|that)\s+(?:whole\s+|entire\s+)?(?:book|document|paper|text|pdf|"
+                             r"file|report|notice|rule|article)\b|全书|整本书|这本书|本书|这份文档|这篇文档|这篇论文|"
+                             r"整个文档|这份文件", re.IGNORECASE)
+# Words in a topic phrase that do not name the topic ("the main chapter")
+_TOPIC_NOISE = {"main", "first", "last", "next", "previous", "same", "whole", "entire", "this", "that", "following",
+                "above", "current", "book", "book's", "books", "主要", "这", "那"}
+
+
+@dataclass
+class ScopeRequest:
+    """What a question says about where to look."""
+    unit: str | None = None            # "chapter" | "section" | "pages" | None
+    number: str | None = None          # "4", "2.3"
+    pages: tuple[int, int] | None = None
+    topic: str = ""                    # "dictionaries" in "the chapter on dictionaries"
+    whole_document: bool = False       # "the book", "全书"
+    phrase: str = ""                   # the words that said it (left out of what is searched)
+
+    @property
+    def named(self) -> bool:
+        return bool(self.unit or self.whole_document)
+
+
+def read_scope(question: str) -> ScopeRequest:
+    """The scope the question states, if any (`SCOPE_PATTERNS`)."""
+    for unit, pattern in SCOPE_PATTERNS:
+        m = pattern.search(question)
+        if not m:
+            continue
+        groups = m.groupdict()
+        if groups.get("topic") is not None:
+            topic = _clean_topic(groups["topic"])
+            if not topic:
+                continue
+            return ScopeRequest(unit=unit, topic=topic, phrase=m.group(),
+                                whole_document=bool(_WHOLE_DOCUMENT.search(question)))
+        if unit == "pages":
+            a = int(groups["a"])
+            b = int(groups.get("b") or a)
+            return ScopeRequest(unit="pages", pages=(min(a, b), max(a, b)), phrase=m.group())
+        raw = groups["n"]
+        number = str(_ORDINALS[raw.lower()]) if raw.lower() in _ORDINALS else \
+            (raw if "." in raw else str(chinese_number(raw)))
+        if number == "None":
+            continue
+        return ScopeRequest(unit=unit, number=number, phrase=m.group())
+    if m := _WHOLE_DOCUMENT.search(question):
+        return ScopeRequest(whole_document=True, phrase=m.group())
+    return ScopeRequest()
+
+
+def _clean_topic(topic: str) -> str:
+    words = [w for w in re.split(r"\s+", topic.strip(" '\"“”‘’")) if w and w.lower() not in _TOPIC_NOISE]
+    text = " ".join(words)
+    return text if len(text) >= 2 else ""
+
+
+@dataclass
+class Scope:
+    """A resolved scope: one document, and within it a node of its outline or a page range (or all of it)."""
+    doc_id: str
+    doc_name: str
+    node: OutlineNode | None = None
+    pages: tuple[int, int] | None = None
+    alternatives: list[str] = field(default_factory=list)   # other documents with such a chapter, by name
+
+    @property
+    def label(self) -> str:
+        if self.node is not None:
+            pages = f" ({self.node.pages_label})" if self.node.pages_label else ""
+            return f"{self.node.title}{pages}"
+        if self.pages is not None:
+            a, b = self.pages
+            return f"p. {a}" if a == b else f"pp. {a}-{b}"
+        return self.doc_name
+
+
+def topic_match(topic: str, node: OutlineNode) -> float:
+    """How well a topic phrase names a heading: the share of the topic's words (stems; Chinese by
+    characters) found in the heading's text."""
+    title = heading_text(node.title).lower()
+    if CJK_CHAR.search(topic):
+        chars = [ch for ch in topic if CJK_CHAR.match(ch)]
+        return sum(1 for ch in chars if ch in title) / len(chars) if chars else 0.0
+    words = [stem(w) for w in search_tokens(topic)]
+    title_words = {stem(w) for w in search_tokens(title)}
+    if not words:
+        return 0.0
+    return sum(1 for w in words if w in title_words or any(t.startswith(w) or w.startswith(t) for t in title_words
+                                                             if len(t) >= 4 and len(w) >= 4)) / len(words)
+
+
+TOPIC_MIN_MATCH = 0.5
+
+
+def resolve_scope(request: ScopeRequest, outlines: dict[str, Outline], names: dict[str, str], *,
+                  question: str = "", named_docs: list[str] | None = None,
+                  languages: dict[str, str] | None = None) -> Scope | None:
+    """The scope in these documents (`outlines` and `names` by doc_id): the document the question names
+    first, then one in the question's language, then the first that has such a chapter. None when no
+    document has it (the caller says so) or the question names no scope."""
+    if not request.named or not outlines:
+        return None
+    order = _document_order(list(outlines), named_docs or [], question, languages or {})
+    found: list[Scope] = []
+    for doc_id in order:
+        outline = outlines[doc_id]
+        node, pages = None, None
+        if request.unit in ("chapter", "section") and request.number:
+            node = outline.numbered(request.number)
+            if node is None and request.unit == "section":
+                node = next((n for n in outline.nodes() if n.number == request.number), None)
+        elif request.unit in ("chapter", "section") and request.topic:
+            pool = outline.chapters() if request.unit == "chapter" else outline.nodes()
+            scored = sorted(((topic_match(request.topic, n), -n.level, n) for n in pool), key=lambda t: t[:2],
+                            reverse=True)
+            if scored and scored[0][0] >= TOPIC_MIN_MATCH:
+                node = scored[0][2]
+        elif request.unit == "pages":
+            pages = request.pages
+        if node is not None or pages is not None or (request.whole_document and not request.unit):
+            found.append(Scope(doc_id, names.get(doc_id, doc_id), node=node, pages=pages))
+        if request.unit == "pages" and found:
+            break
+    if not found:
+        return None
+    best = found[0]
+    best.alternatives = [s.doc_name for s in found[1:] if s.node is not None][:3]
+    return best
+
+
+def _document_order(doc_ids: list[str], named: list[str], question: str, languages: dict[str, str]) -> list[str]:
+    """Named documents first, then those in the question's language, then the rest (their order kept)."""
+    lang = detect_language(question) if question else None
+    return sorted(doc_ids, key=lambda d: (d not in named, languages.get(d) != lang if lang else False))

@@ -1,0 +1,125 @@
+"""Question kinds (rag.kinds), scopes (rag.scope) and outlines (rag.outline): what is asked, and where.
+
+The kind phrasings below are NOT among the classifier's training examples (rag.kind_examples): they
+check that it learned the form of a question, not these sentences.
+"""
+from __future__ import annotations
+
+import pytest
+
+from rag.kind_examples import KIND_EXAMPLES
+from rag.kinds import classify_kind
+from rag.outline import build_outline, chinese_number, heading_number, heading_text
+from rag.scope import read_scope, resolve_scope
+from rag.types import Chunk
+
+UNSEEN = {
+    "summarize": ["Summarize chapter 6 for me.", "What is chapter 9 mainly about?", "Give me a recap of chapter 3.",
+                  "第九章主要讲了什么？", "总结一下第五章的内容。", "帮我概括一下第11章。",
+                  "Could you give me an overview of the chapter on files?", "概括一下这一章的要点。"],
+    "compare": ["What is the difference between a set and a dictionary?", "How do lists differ from strings?",
+                "Compare recursion with iteration.", "决策树和神经网络有什么区别？", "查全率与查准率有何不同？",
+                "Bayes vs maximum likelihood: what's the difference?", "SVM 和对数几率回归比较起来怎么样？"],
+    "example": ["Show me an example of a nested list.", "Give me an example of string slicing.",
+                "给我举一个 Boosting 的例子。", "书里有没有关于字符串切片的示例代码？", "Can you show the example code for a class?"],
+    "why": ["Why do tuples exist if we have lists?", "Why is the base case necessary?", "为什么需要剪枝？",
+            "为什么要引入核函数？", "Why does the author recommend incremental development?"],
+    "howto": ["How do I open a file for writing?", "How can I remove an item from a list?", "怎么实现一个栈？",
+              "如何推导对数几率回归的梯度？", "How do I compute the information gain of a split?"],
+    "explain": ["Explain what a docstring is for.", "Can you explain the concept of encapsulation?",
+                "解释一下什么是偏差-方差分解。", "请通俗地讲讲 EM 算法。", "Help me understand what aliasing means."],
+}
+
+
+@pytest.mark.parametrize("kind, question", [(k, q) for k, qs in UNSEEN.items() for q in qs])
+def test_the_kind_of_an_unseen_question(kind, question):
+    assert question not in KIND_EXAMPLES[kind]
+    assert classify_kind(question).kind == kind
+
+
+def test_every_kind_has_examples_in_both_languages():
+    from core.text import detect_language
+    for kind, examples in KIND_EXAMPLES.items():
+        langs = [detect_language(e) for e in examples]
+        assert langs.count("en") >= 20 and langs.count("zh") >= 15, kind
+
+
+@pytest.mark.parametrize("question, unit, number, pages, topic", [
+    ("Summarize what chapter 10 teaches.", "chapter", "10", None, ""),
+    ("What does ch. 4 cover?", "chapter", "4", None, ""),
+    ("Summarize the third chapter", "chapter", "3", None, ""),
+    ("我想知道第三章主要讲了什么，帮我梳理一下脉络。", "chapter", "3", None, ""),
+    ("第 12 章讲了什么？", "chapter", "12", None, ""),
+    ("第十一章的要点", "chapter", "11", None, ""),
+    ("Explain section 2.3 again", "section", "2.3", None, ""),
+    ("3.2节说了什么", "section", "3.2", None, ""),
+    ("What is on pages 10-20?", "pages", None, (10, 20), ""),
+    ("第10到15页讲了什么", "pages", None, (10, 15), ""),
+    ("What does the chapter on dictionaries cover?", "chapter", None, None, "dictionaries"),
+    ("Summarize the hypothesis-testing chapter.", "chapter", None, None, "hypothesis-testing"),
+    ("Recap the section on costs, please", "section", None, None, "costs"),
+    ("帮我总结一下关于决策树的那一章", "chapter", None, None, "决策树"),
+    ("支持向量机这一章讲了什么", "chapter", None, None, "支持向量机"),
+])
+def test_the_scope_a_question_names(question, unit, number, pages, topic):
+    scope = read_scope(question)
+    assert (scope.unit, scope.number, scope.pages, scope.topic) == (unit, number, pages, topic)
+
+
+@pytest.mark.parametrize("question", ["What is a tuple?", "How does recursion work in this chapter?",
+                                      "为什么要用验证集？", "What did the company change in 2019?"])
+def test_no_scope_when_none_is_named(question):
+    assert not read_scope(question).unit
+
+
+def test_the_whole_book():
+    assert read_scope("Summarize the whole book").whole_document
+    assert read_scope("这本书主要讲了什么？").whole_document
+
+
+def _chunks(doc_id: str, paths: list[tuple[list[str], int]]) -> list[Chunk]:
+    return [Chunk(f"{doc_id}:{i}", doc_id, i, f"text {i}", path, page, page, 0, 1, 2)
+            for i, (path, page) in enumerate(paths)]
+
+
+PYTHON_BOOK = _chunks("py", [
+    (["Preface"], 5), (["Chapter 1 The way of the program"], 21), (["Chapter 1 The way of the program", "1.1. What is a program?"], 21),
+    (["Chapter 10 Lists", "10.1. A list is a sequence"], 113), (["Chapter 10 Lists", "10.2. Lists are mutable"], 114),
+    (["Chapter 11 Dictionaries", "11.1. A dictionary is a mapping"], 129), (["Chapter 11 Dictionaries", "11.9. Glossary"], 138),
+])
+ML_BOOK = _chunks("ml", [
+    (["第 3 章 线性模型", "3.1 基本形式"], 31), (["第 3 章 线性模型", "3.2 线性回归"], 32),
+    (["第 4 章 决策树", "4.1 基本流程"], 45), (["第 4 章 决策树", "4.2 划分选择", "4.2.1 式 (4.1) 的解释"], 46),
+])
+
+
+def test_outline_numbers_and_titles():
+    assert heading_number("Chapter 10 Lists") == ("10", True)
+    assert heading_number("第 3 章 线性模型") == ("3", True) and heading_number("第三章 NLP") == ("3", True)
+    assert heading_number("10.2. Lists are mutable") == ("10.2", False) and heading_number("Preface") == (None, False)
+    assert heading_text("3.2 线性回归") == "线性回归" and heading_text("Chapter 4 Case study: design") == "Case study: design"
+    assert [chinese_number(x) for x in ("三", "十", "十二", "二十", "二十三", "7")] == [3, 10, 12, 20, 23, 7]
+    outline = build_outline("py", PYTHON_BOOK)
+    assert [c.number for c in outline.chapters()] == ["1", "10", "11"]
+    ten = outline.numbered("10")
+    assert (ten.first, ten.last, ten.page_start, ten.page_end, len(ten.children)) == (3, 4, 113, 114, 2)
+    assert outline.numbered("10.2").title == "10.2. Lists are mutable"
+
+
+def test_a_scope_resolves_against_the_named_or_same_language_book():
+    outlines = {"py": build_outline("py", PYTHON_BOOK), "ml": build_outline("ml", ML_BOOK)}
+    names = {"py": "thinkpython.pdf", "ml": "南瓜书.pdf"}
+    langs = {"py": "en", "ml": "zh"}
+    scope = resolve_scope(read_scope("Summarize chapter 10"), outlines, names, question="Summarize chapter 10",
+                          languages=langs)
+    assert scope.doc_id == "py" and scope.node.number == "10"
+    q = "第4章讲了什么？"
+    assert resolve_scope(read_scope(q), outlines, names, question=q, languages=langs).node.title == "第 4 章 决策树"
+    q = "Summarize chapter 3 of the pumpkin book"    # named: the Chinese book, asked in English
+    scope = resolve_scope(read_scope(q), outlines, names, question=q, named_docs=["ml"], languages=langs)
+    assert scope.doc_id == "ml" and scope.node.number == "3"
+    q = "What does the chapter on dictionaries cover?"
+    assert resolve_scope(read_scope(q), outlines, names, question=q, languages=langs).node.number == "11"
+    q = "关于决策树的那一章讲了什么"
+    assert resolve_scope(read_scope(q), outlines, names, question=q, languages=langs).node.number == "4"
+    assert resolve_scope(read_scope("Summarize chapter 42"), outlines, names, question="x") is None
