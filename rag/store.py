@@ -43,6 +43,9 @@ CREATE TABLE IF NOT EXISTS chunks (
     UNIQUE (user_id, chunk_id));
 CREATE INDEX IF NOT EXISTS chunks_by_doc ON chunks (user_id, doc_id);
 CREATE TABLE IF NOT EXISTS fts_tables (user_id TEXT PRIMARY KEY, name TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS summaries (
+    user_id TEXT NOT NULL, doc_id TEXT NOT NULL, scope TEXT NOT NULL, method TEXT NOT NULL, text TEXT NOT NULL,
+    created_at REAL NOT NULL, PRIMARY KEY (user_id, doc_id, scope, method));
 CREATE TABLE IF NOT EXISTS pending_ingests (
     ingest_id TEXT PRIMARY KEY, user_id TEXT NOT NULL, doc_id TEXT NOT NULL, owner TEXT NOT NULL,
     started_at REAL NOT NULL);
@@ -191,6 +194,7 @@ class DocumentStore:
                         f"DELETE FROM {fts} WHERE rowid IN (SELECT id FROM chunks WHERE user_id=? AND doc_id=?)",
                         (user_id, doc_id))
                 self._conn.execute("DELETE FROM chunks WHERE user_id=? AND doc_id=?", (user_id, doc_id))
+                self._conn.execute("DELETE FROM summaries WHERE user_id=? AND doc_id=?", (user_id, doc_id))
                 n = self._conn.execute("DELETE FROM documents WHERE user_id=? AND doc_id=?",
                                        (user_id, doc_id)).rowcount
                 self._conn.execute("COMMIT")
@@ -225,6 +229,19 @@ class DocumentStore:
 
     def count_chunks(self, user_id: str) -> int:
         return self._read("SELECT COUNT(*) FROM chunks WHERE user_id=?", (user_id,))[0][0]
+
+    # -- summaries (rag.summary): what a model wrote about a scope, kept so asking again is instant ---------
+    def get_summary(self, user_id: str, doc_id: str, scope: str, method: str) -> str | None:
+        rows = self._read("SELECT text FROM summaries WHERE user_id=? AND doc_id=? AND scope=? AND method=?",
+                          (user_id, doc_id, scope, method))
+        return rows[0][0] if rows else None
+
+    def put_summary(self, user_id: str, doc_id: str, scope: str, method: str, text: str) -> None:
+        with self._lock:
+            if self.get_document(user_id, doc_id) is None:
+                return      # removed meanwhile: nothing to keep a summary of
+            self._conn.execute("INSERT OR REPLACE INTO summaries VALUES (?, ?, ?, ?, ?, ?)",
+                               (user_id, doc_id, scope, method, text, time.time()))
 
     # -- BM25 -------------------------------------------------------------------------------------
     def bm25_search(self, user_id: str, query: str, limit: int, doc_ids: list[str] | None = None,
@@ -333,6 +350,7 @@ class DocumentStore:
                 if fts:
                     self._conn.execute(f"DELETE FROM {fts}")
                 self._conn.execute("DELETE FROM chunks WHERE user_id=?", (user_id,))
+                self._conn.execute("DELETE FROM summaries WHERE user_id=?", (user_id,))
                 self._conn.execute("DELETE FROM documents WHERE user_id=?", (user_id,))
                 self._conn.execute("COMMIT")
             except BaseException:

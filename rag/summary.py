@@ -1,0 +1,212 @@
+"""What a chapter, a section, a page range or a whole document says, section by section, in its own words.
+
+A summary follows the scope's own structure (rag.outline): for each section in order, what it establishes —
+its central sentences, a definition first — with the page it is on, then the scope's key terms (rag.terms:
+its glossary, or the terms its sentences define). Nothing is paraphrased here: every line is the book's
+sentence, cited, so a summary is never refused and never says what the book does not. A composed overview
+on top (rag.shapes) is checked like every composed answer.
+
+A section's sentences are chosen without a model, in milliseconds: a sentence scores for the words of the
+section's heading it holds (a section is about what its heading names), for how central its words are to
+the section (shared with many of its sentences), for coming early (a textbook section opens with what it is
+about), and for defining something.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from core.text import CJK_CHAR, detect_language
+from rag.evidence import _EXERCISE, FRONT_MATTER, defines, split_units, terms_of
+from rag.outline import OutlineNode, heading_text
+from rag.terms import GLOSSARY, key_terms, one_per_term, tidy
+from rag.types import Chunk
+
+MAX_SECTIONS = 12            # more sections than this are read at the level above (a chapter's direct sections)
+SENTENCES_PER_SECTION = 1
+SENTENCES_PER_LEAF = 3       # a scope with no sections of its own
+MAX_KEY_TERMS = 10
+_SKIPPED_SECTION = re.compile(r"^(exercises?|problems|习题|练习|思考题|glossary|术语表?|vocabulary|key terms|"
+                              r"references|bibliography|参考文献|further reading)\b", re.IGNORECASE)
+_GLOSSARY_SECTION = re.compile(r"^(glossary|术语表?|vocabulary|key terms)\b", re.IGNORECASE)
+
+
+@dataclass
+class KeySentence:
+    text: str
+    chunk: Chunk
+    start: int                  # offsets of the unit in the chunk's text
+    end: int
+
+    @property
+    def page(self) -> int | None:
+        return self.chunk.pages_of_span(self.start, self.end)[0]
+
+
+@dataclass
+class SectionDigest:
+    title: str                  # the heading as the book writes it
+    path: tuple[str, ...]
+    page_start: int | None
+    page_end: int | None
+    sentences: list[KeySentence] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        """The heading without its number ("10.2. Lists are mutable" -> "Lists are mutable")."""
+        return heading_text(self.title)
+
+
+@dataclass
+class Digest:
+    """A scope's summary from its own sentences."""
+    title: str
+    page_start: int | None
+    page_end: int | None
+    sections: list[SectionDigest]
+    terms: list[tuple[str, KeySentence]]      # key terms and the sentence that defines each
+
+
+def digest_node(node: OutlineNode, chunks: list[Chunk]) -> Digest:
+    """The digest of one outline node: its sections in order (or its own key sentences when it has none)."""
+    inside = [c for c in chunks if node.first <= c.ordinal <= node.last and tuple(c.heading_path[:node.level]) == node.path]
+    parts = _parts(node)
+    sections = []
+    for part in parts:
+        if _SKIPPED_SECTION.match(heading_text(part.title)):
+            continue
+        mine = [c for c in inside if tuple(c.heading_path[:part.level]) == part.path]
+        limit = SENTENCES_PER_LEAF if part is node else SENTENCES_PER_SECTION
+        sections.append(SectionDigest(part.title, part.path, part.page_start, part.page_end,
+                                      key_sentences(mine, part.title, limit)))
+    return Digest(node.title, node.page_start, node.page_end, [s for s in sections if s.sentences],
+                  _key_terms(inside))
+
+
+def digest_chapters(title: str, chapters: list[OutlineNode], chunks: list[Chunk]) -> Digest:
+    """A whole document as its chapters, one sentence each."""
+    sections = []
+    for chapter in chapters:
+        mine = [c for c in chunks if chapter.first <= c.ordinal <= chapter.last
+                and tuple(c.heading_path[:chapter.level]) == chapter.path]
+        sections.append(SectionDigest(chapter.title, chapter.path, chapter.page_start, chapter.page_end,
+                                      key_sentences(mine, chapter.title, 1)))
+    pages = [c.page_start for c in chapters if c.page_start is not None]
+    return Digest(title, min(pages, default=None), max((c.page_end for c in chapters if c.page_end), default=None),
+                  [s for s in sections if s.sentences], [])
+
+
+def digest_chunks(title: str, chunks: list[Chunk]) -> Digest:
+    """A page range (or any run of chunks) as the sections it touches, in order."""
+    groups: dict[tuple[str, ...], list[Chunk]] = {}
+    for chunk in sorted(chunks, key=lambda c: c.ordinal):
+        groups.setdefault(tuple(chunk.heading_path), []).append(chunk)
+    sections = []
+    for path, mine in groups.items():
+        heading = path[-1] if path else title
+        if _SKIPPED_SECTION.match(heading_text(heading)):
+            continue
+        limit = SENTENCES_PER_LEAF if len(groups) == 1 else SENTENCES_PER_SECTION
+        pages = [c.page_start for c in mine if c.page_start is not None]
+        sections.append(SectionDigest(heading, path, min(pages, default=None),
+                                      max((c.page_end for c in mine if c.page_end), default=None),
+                                      key_sentences(mine, heading, limit)))
+    pages = [c.page_start for c in chunks if c.page_start is not None]
+    return Digest(title, min(pages, default=None), max((c.page_end for c in chunks if c.page_end), default=None),
+                  [s for s in sections if s.sentences], _key_terms(chunks))
+
+
+def _parts(node: OutlineNode) -> list[OutlineNode]:
+    """The sections a node is summarized by: its children (an introduction before them counts as one), or the
+    node itself when it has none or too many to read."""
+    if not node.children or len(node.children) > MAX_SECTIONS * 2:
+        return [node]
+    intro = OutlineNode(node.title, node.path, node.first, node.children[0].first - 1, node.page_start,
+                        node.children[0].page_start) if node.children[0].first > node.first else None
+    children = node.children[:MAX_SECTIONS * 2]
+    return ([intro] if intro else []) + children
+
+
+def _candidates(chunks: list[Chunk]) -> list[KeySentence]:
+    """The whole prose sentences of these chunks, in order, each once (neighbouring chunks overlap)."""
+    seen: set[str] = set()
+    out = []
+    for chunk in sorted(chunks, key=lambda c: c.ordinal):
+        if chunk.heading_path and FRONT_MATTER.match(chunk.heading_path[-1].strip("# ")):
+            continue
+        for unit in split_units(chunk.text, chunk.context_prefix):
+            text = tidy(unit.text)
+            if unit.kind != "sentence" or text in seen or not _readable(text):
+                continue
+            seen.add(text)
+            out.append(KeySentence(text, chunk, unit.start, unit.end))
+    return out
+
+
+def _readable(text: str) -> bool:
+    """A sentence a summary can show alone: whole, not a question or an exercise, not a formula's debris."""
+    if text.rstrip().endswith(("?", "？")) or _EXERCISE.match(text):
+        return False
+    if detect_language(text) == "zh":
+        cjk = len(CJK_CHAR.findall(text))
+        return cjk >= 10 and len(text) <= 220 and cjk >= 0.45 * len(text.replace(" ", ""))
+    words = text.split()
+    letters = sum(ch.isalpha() for ch in text)
+    return 6 <= len(words) <= 70 and letters >= 0.6 * len(text.replace(" ", "")) and bool(re.match(r"^[\"“(]?[A-Z]", text))
+
+
+def key_sentences(chunks: list[Chunk], heading: str, limit: int) -> list[KeySentence]:
+    """The `limit` sentences that best say what these chunks (one section) are about, in document order."""
+    candidates = _candidates(chunks)
+    if not candidates:
+        return []
+    heading_terms = set(terms_of(heading_text(heading)))
+    counts = [Counter(set(terms_of(c.text))) for c in candidates]
+    section = Counter()
+    for c in counts:
+        section.update(c)
+    norm = math.sqrt(sum(v * v for v in section.values())) or 1.0
+    scored = []
+    for i, (candidate, terms) in enumerate(zip(candidates, counts)):
+        if not terms:
+            continue
+        centrality = sum(section[t] for t in terms) / (norm * math.sqrt(len(terms)))
+        heading = len(heading_terms & set(terms)) / len(heading_terms) if heading_terms else 0.0
+        early = 1.0 / (1 + i)
+        definition = 1.0 if defines(candidate.text, heading_terms) else 0.0
+        score = 0.4 * heading + 0.3 * min(1.0, 2 * centrality) + 0.2 * early + 0.1 * definition
+        scored.append((score * _standalone(candidate.text), i))
+    best = sorted(scored, reverse=True)[:limit]
+    return [candidates[i] for _, i in sorted(best, key=lambda t: t[1])]
+
+
+_SYMBOLS = re.compile(r"[=+\-*/^_<>∑∏∫√≤≥⩽⩾≠≈∈∂λµμαβγδεθσωΓΛΣΩ∗ˆ|{}\[\]()\d]")
+
+
+def _standalone(text: str) -> float:
+    """How well a sentence reads alone: one that ends mid-thought, introduces code or a formula that follows
+    (":"), or is mostly symbols says little without what is around it."""
+    stripped = text.rstrip()
+    factor = 1.0
+    if stripped.endswith((":", "：")):
+        factor *= 0.5
+    elif not stripped.endswith((".", "。", "!", "！", "；", ";", ")", "）", "”", '"')):
+        factor *= 0.6
+    symbols = len(_SYMBOLS.findall(text)) / max(1, len(text.replace(" ", "")))
+    if symbols > 0.12:
+        factor *= 0.5
+    return factor
+
+
+def _key_terms(chunks: list[Chunk]) -> list[tuple[str, KeySentence]]:
+    """The scope's key terms: its glossary entries when it has a glossary, else the terms it defines."""
+    found = key_terms(chunks)
+    glossary = [k for k in found if k.priority == GLOSSARY]
+    chosen = one_per_term(glossary or [k for k in found if k.priority > 1])[:MAX_KEY_TERMS]
+    out = []
+    for k in chosen:
+        at = k.chunk.text.find(k.term)
+        out.append((k.term, KeySentence(k.sentence, k.chunk, max(at, 0), max(at, 0) + len(k.term))))
+    return out
