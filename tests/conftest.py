@@ -14,7 +14,6 @@ os.environ.setdefault("LLM_MODEL_DIR", os.path.join(tempfile.gettempdir(), "pdf-
 
 from core.settings import Settings  # noqa: E402
 
-SHARED_DOCS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "docs"
 CHROMIUM = "/usr/bin/chromium"     # Debian's chromium; Playwright never downloads a browser here
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 

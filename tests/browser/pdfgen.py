@@ -27,15 +27,20 @@ def _runs(line: str) -> list[tuple[bool, str]]:
     return runs
 
 
-def _show(line: str, latin_font: str, size: int) -> str:
-    """Text-showing operators for one line (font switches between Latin and CJK runs)."""
+def show_text(line: str, latin_font: str, size: float, cjk_font: str = "F5") -> str:
+    """Text-showing operators for one line (font switches between Latin and CJK runs); `cjk_font` names
+    the font of `cjk_font_objects` in the page's resources."""
     ops = []
     for latin, text in _runs(line):
         if latin:
             ops.append(f"/{latin_font} {size} Tf ({_esc(text)}) Tj")
         else:
-            ops.append(f"/F5 {size} Tf <{text.encode('utf-16-be').hex().upper()}> Tj")
+            ops.append(f"/{cjk_font} {size} Tf <{text.encode('utf-16-be').hex().upper()}> Tj")
     return " ".join(ops)
+
+
+def has_cjk(text: str) -> bool:
+    return any(not _is_latin1(ch) for ch in text)
 
 
 def _to_unicode_cmap() -> bytes:
@@ -53,24 +58,32 @@ def _to_unicode_cmap() -> bytes:
     return b"<< /Length %d >>\nstream\n" % len(body) + body + b"endstream"
 
 
+def cjk_font_objects(first: int) -> dict[int, bytes]:
+    """A Type0 font over STSong-Light (Adobe-GB1), its descendant CID font, its ToUnicode map and its
+    descriptor, as objects `first` .. `first + 3`; the font to name in a page's resources is `first`."""
+    return {
+        first: (f"<< /Type /Font /Subtype /Type0 /BaseFont /STSong-Light /Encoding /UniGB-UCS2-H "
+                f"/DescendantFonts [{first + 1} 0 R] /ToUnicode {first + 2} 0 R >>").encode(),
+        first + 1: (f"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /STSong-Light "
+                    f"/CIDSystemInfo << /Registry (Adobe) /Ordering (GB1) /Supplement 2 >> "
+                    f"/FontDescriptor {first + 3} 0 R /DW 1000 >>").encode(),
+        first + 2: _to_unicode_cmap(),
+        first + 3: (b"<< /Type /FontDescriptor /FontName /STSong-Light /Flags 6 /FontBBox [-25 -254 1000 880] "
+                    b"/ItalicAngle 0 /Ascent 880 /Descent -120 /CapHeight 880 /StemV 93 >>"),
+    }
+
+
 def make_pdf(pages: list[list[str]], *, title: str | None = None, heading_size: int = 16) -> bytes:
     """One entry per page: its lines, top to bottom. A line starting with '# ' is set as a bold heading."""
     objs: dict[int, bytes] = {
         3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
         4: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>",
     }
-    cjk = any(not _is_latin1(ch) for lines in pages for line in lines for ch in line)
+    cjk = any(has_cjk(line) for lines in pages for line in lines)
     next_id, page_ids = 5, []
     font_refs = "/F1 3 0 R /F2 4 0 R"
-    if cjk:   # a Type0 font over STSong-Light (Adobe-GB1), its descendant CID font and its ToUnicode map
-        objs[5] = (b"<< /Type /Font /Subtype /Type0 /BaseFont /STSong-Light /Encoding /UniGB-UCS2-H "
-                   b"/DescendantFonts [6 0 R] /ToUnicode 7 0 R >>")
-        objs[6] = (b"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /STSong-Light "
-                   b"/CIDSystemInfo << /Registry (Adobe) /Ordering (GB1) /Supplement 2 >> "
-                   b"/FontDescriptor 8 0 R /DW 1000 >>")
-        objs[7] = _to_unicode_cmap()
-        objs[8] = (b"<< /Type /FontDescriptor /FontName /STSong-Light /Flags 6 /FontBBox [-25 -254 1000 880] "
-                   b"/ItalicAngle 0 /Ascent 880 /Descent -120 /CapHeight 880 /StemV 93 >>")
+    if cjk:
+        objs.update(cjk_font_objects(5))
         next_id = 9
         font_refs += " /F5 5 0 R"
     for lines in pages:
@@ -80,10 +93,10 @@ def make_pdf(pages: list[list[str]], *, title: str | None = None, heading_size: 
         y, ops = 740, []
         for line in lines:
             if line.startswith("# "):
-                ops.append(f"BT 72 {y} Td {_show(line[2:], 'F2', heading_size)} ET")
+                ops.append(f"BT 72 {y} Td {show_text(line[2:], 'F2', heading_size)} ET")
                 y -= heading_size + 10
             else:
-                ops.append(f"BT 72 {y} Td {_show(line, 'F1', 11)} ET")
+                ops.append(f"BT 72 {y} Td {show_text(line, 'F1', 11)} ET")
                 y -= 15
         stream = ("\n".join(ops) + "\n").encode("latin-1")
         objs[content_id] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"endstream"
