@@ -57,7 +57,7 @@ def local_model_dir(tmp_path_factory) -> Path:
 def browser():
     """Debian's Chromium driven by Playwright. Missing, it fails the run: a skip would hide it."""
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium chromium-driver")
+        pytest.fail(f"{CHROMIUM} is missing: run scripts/system-deps.sh (it names the apt-get command)", pytrace=False)
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

@@ -190,3 +190,67 @@ STUDY = [
      "多头注意力把这个计算并行做多次，每个头关注序列中不同方面的关系。",
      "因为注意力可以同时处理整个序列，Transformer 的训练比循环神经网络更容易并行。"],
 ]
+
+# A 15-page proposed airworthiness directive, laid out as sections under headings (one a page), like
+# the Federal Register notice it stands in for: the browser tests upload it, ask about the sensors'
+# disagreement threshold and expect "Background" and "Proposed Design Changes" among its concepts.
+_NOTICE_SECTIONS = [
+    ("Airworthiness Directives; Transport Category Airplanes",
+     "The agency proposes a new airworthiness directive for certain transport category airplanes.",
+     "It follows two accidents in which one wrong sensor input led to repeated nose-down trim."),
+    ("Examining the Docket",
+     "You may examine the docket on the internet: the proposal, comments and service information.",
+     "The docket office is open from nine in the morning until five in the afternoon on working days."),
+    ("Background",
+     "The agency has worked with the manufacturer and other aviation authorities for many months.",
+     "Investigations found that repeated nose-down trim commands followed a single failed sensor."),
+    ("Proposed Design Changes",
+     "The agency proposes changes to the type design to address each aspect of the unsafe condition.",
+     "Revised flight control laws would use inputs from both angle of attack sensors."),
+    ("Proposed Maintenance-Related Actions",
+     "Operators would conduct a sensor system test and a readiness flight before service.",
+     "Maintenance crews would check the sensor wiring and connectors before loading the software."),
+    ("Flightcrew Training",
+     "Pilots would complete simulator training on the revised trim procedures.",
+     "The training covers runaway stabilizer recognition and the use of the cutout switches."),
+    ("Airplane Flight Manual Revisions",
+     "The flight manual would gain procedures for unreliable airspeed and runaway stabilizer events.",
+     "Checklists replace the memory items that pilots previously had to recall under stress."),
+    ("Display System Software",
+     "Updated display software would show an alert on both flight displays when the sensors disagree.",
+     "The alert stays on the display until the two sensors agree again for a set period."),
+    ("Horizontal Stabilizer Trim Wiring",
+     "The wiring of the stabilizer trim motor would be separated to prevent a single short circuit.",
+     "Installers route the new wire bundles along separate paths through the tail of the airplane."),
+    ("Related Service Information",
+     "The manufacturer has issued service bulletins that describe each required action.",
+     "The service information is reasonably available to interested parties through the manufacturer."),
+    ("Determination of the Unsafe Condition",
+     "The agency proposes this directive after evaluating all the relevant information available.",
+     "The unsafe condition is likely to exist or develop in other airplanes of the same type design."),
+    ("Explanation of Applicability",
+     "The directive would apply to every airplane of the affected models, whatever its age.",
+     "Airplanes stored during the grounding would be included once they are returned to service."),
+    ("Alternative Methods of Compliance",
+     "Operators may request approval of an alternative method of compliance from the agency.",
+     "Each request must show that the alternative provides an acceptable level of safety."),
+    ("Costs of Compliance",
+     "The agency estimates that this directive would affect several hundred registered airplanes.",
+     "The estimated cost of the required actions is about ten thousand dollars for each airplane."),
+    ("Regulatory Findings",
+     "The agency has determined that this proposal would not have federalism implications.",
+     "The proposed regulation is not a significant regulatory action under the executive order."),
+]
+
+
+_AVIATION_SENTENCES = [line for lines in AVIATION for line in lines[1:] if line[0].isupper() and line.endswith(".")]
+
+
+def _notice_page(title: str, first: str, second: str, page: int) -> list[str]:
+    if title == "Proposed Design Changes":      # the sensors and their disagreement threshold
+        return [f"# {title}", first, second] + AVIATION[0][1:8]
+    return [f"# {title}", first, second] + [_AVIATION_SENTENCES[(3 * page + k) % len(_AVIATION_SENTENCES)]
+                                             for k in range(5)]
+
+
+NOTICE = [_notice_page(title, first, second, page) for page, (title, first, second) in enumerate(_NOTICE_SECTIONS)]
