@@ -14,7 +14,6 @@ os.environ.setdefault("LLM_MODEL_DIR", os.path.join(tempfile.gettempdir(), "pdf-
 
 from core.settings import Settings  # noqa: E402
 
-SHARED_DOCS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "docs"
 CHROMIUM = "/usr/bin/chromium"     # Debian's chromium; Playwright never downloads a browser here
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
@@ -58,7 +57,7 @@ def local_model_dir(tmp_path_factory) -> Path:
 def browser():
     """Debian's Chromium driven by Playwright. Missing, it fails the run: a skip would hide it."""
     if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install -y chromium chromium-driver")
+        pytest.fail(f"{CHROMIUM} is missing: run scripts/system-deps.sh (it names the apt-get command)", pytrace=False)
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

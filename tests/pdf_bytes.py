@@ -21,3 +21,11 @@ def serialize_pdf(objs: dict[int, bytes], trailer: str = "", header: bytes = b"%
         out += b"%010d 00000 n \n" % offsets[i]
     out += f"trailer\n<< /Size {count} /Root 1 0 R{trailer} >>\nstartxref\n{xref}\n%%EOF\n".encode()
     return bytes(out)
+
+
+def text_string(text: str) -> str:
+    """A PDF text string (an outline title, a document title): a literal string when the text is Latin-1,
+    else UTF-16BE with its byte-order mark, in hex, as PDF readers expect for other scripts."""
+    if all(ord(ch) < 256 for ch in text):
+        return f"({escape(text)})"
+    return "<FEFF" + text.encode("utf-16-be").hex().upper() + ">"

@@ -1,6 +1,6 @@
 """rag.convert: real files in, ConvertedDocument out. PDFs are written by hand (tiny, exact) so each
-test controls fonts, positions, outline, metadata and encryption; the shared sample documents are
-read in place when present."""
+test controls fonts, positions, columns, outline, metadata and encryption. The big shared sample
+documents (../shared) are measured by the `books` tests only (make test-books)."""
 from __future__ import annotations
 
 import zipfile
@@ -8,22 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.pdf_bytes import escape, serialize_pdf
+from tests.browser.pdfgen import cjk_font_objects, has_cjk, show_text
+from tests.pdf_bytes import escape, serialize_pdf, text_string
+from tests.shared_docs import shared_doc
 
 from core.errors import DocumentError
 from rag.convert import convert_file, parse_markdown_headings
 from rag.types import ConvertedDocument
-
-# The shared sample documents sit beside the repository (../shared); a missing one fails the test, since a
-# skip would hide a broken run on the next machine.
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "docs"
-
-
-def sample(*parts: str) -> Path:
-    path = DATA.joinpath(*parts)
-    if not path.is_file():
-        pytest.fail(f"the shared sample document {path} is missing; the tests expect ../shared beside the repository")
-    return path
 
 # A 1x1 grey image: what a scanned page is to a PDF reader (a picture, no text).
 _IMAGE = (b"<< /Type /XObject /Subtype /Image /Width 1 /Height 1 /ColorSpace /DeviceGray "
@@ -39,8 +30,8 @@ def make_pdf(pages, outline=None, title=None, encrypt=False) -> bytes:
     """Build a PDF.
 
     pages: one entry per page, each a list of (font, size, x, y, text) with font F1 = Helvetica,
-        F2 = Helvetica-Bold, F3 = Courier; or the string "image" for a page that is only a picture
-        (a scan); or [] for a blank page.
+        F2 = Helvetica-Bold, F3 = Courier (Chinese in a text is set in STSong-Light); or the string
+        "image" for a page that is only a picture (a scan); or [] for a blank page.
     outline: [(title, page_index, [children...]), ...]
     encrypt: add a standard-security /Encrypt dictionary whose user password is not empty.
     """
@@ -51,6 +42,11 @@ def make_pdf(pages, outline=None, title=None, encrypt=False) -> bytes:
         6: _IMAGE,
     }
     next_id = 7
+    fonts = "/F1 3 0 R /F2 4 0 R /F3 5 0 R"
+    if any(has_cjk(item[4]) for lines in pages if lines != "image" for item in lines):
+        objs.update(cjk_font_objects(next_id))
+        fonts += f" /F5 {next_id} 0 R"
+        next_id += 4
     page_ids = []
     for lines in pages:
         page_id, content_id = next_id, next_id + 1
@@ -59,11 +55,12 @@ def make_pdf(pages, outline=None, title=None, encrypt=False) -> bytes:
         if lines == "image":
             stream = b"q 612 0 0 792 0 0 cm /Im1 Do Q\n"
         else:
-            stream = "".join(f"BT /{font} {size} Tf {x} {y} Td ({_esc(text)}) Tj ET\n"
+            stream = "".join(f"BT {x} {y} Td {show_text(text, font, size)} ET\n" if has_cjk(text)
+                             else f"BT /{font} {size} Tf {x} {y} Td ({_esc(text)}) Tj ET\n"
                              for font, size, x, y, text in lines).encode("latin-1")
         objs[content_id] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"endstream"
         objs[page_id] = (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {content_id} 0 R "
-                         "/Resources << /Font << /F1 3 0 R /F2 4 0 R /F3 5 0 R >> "
+                         f"/Resources << /Font << {fonts} >> "
                          "/XObject << /Im1 6 0 R >> >> >>").encode()
     objs[2] = f"<< /Type /Pages /Kids [{' '.join(f'{p} 0 R' for p in page_ids)}] /Count {len(pages)} >>".encode()
 
@@ -77,7 +74,7 @@ def make_pdf(pages, outline=None, title=None, encrypt=False) -> bytes:
             ids = list(range(next_id, next_id + len(items)))
             next_id += len(items)
             for k, (item_title, page_index, children) in enumerate(items):
-                d = (f"<< /Title ({_esc(item_title)}) /Parent {parent_id} 0 R "
+                d = (f"<< /Title {text_string(item_title)} /Parent {parent_id} 0 R "
                      f"/Dest [{page_ids[page_index]} 0 R /XYZ 0 792 0]")
                 if k > 0:
                     d += f" /Prev {ids[k - 1]} 0 R"
@@ -96,7 +93,7 @@ def make_pdf(pages, outline=None, title=None, encrypt=False) -> bytes:
 
     trailer = ""
     if title is not None:
-        objs[next_id] = f"<< /Title ({_esc(title)}) >>".encode()
+        objs[next_id] = f"<< /Title {text_string(title)} >>".encode()
         trailer += f" /Info {next_id} 0 R"
         next_id += 1
     if encrypt:
@@ -477,10 +474,111 @@ def test_damaged_office_file(tmp_path):
     assert "could not be read" in message
 
 
-# --- the shared sample documents, read in place -------------------------------------------------------------
+# --- a three-column notice, generated: the Federal Register's layout ------------------------------------
 
+NOTICE_HEADER = "Federal Register / Vol. 85, No. 152 / Thursday, August 6, 2020 / Proposed Rules"
+NOTICE_PAGES = 6
+NOTICE_FIRST_NUMBER = 47696                       # printed page numbers, in the running header
+COLUMN_LEFTS = (36, 222, 408)                     # three columns of about 170 pt on a letter page
+NOTICE_HEADINGS = {(1, 2): "Comments Invited", (1, 3): "Background", (3, 2): "Proposed Design Changes",
+                   (5, 1): "Costs of Compliance"}  # (page, column): a bold run-in heading in its middle
+THRESHOLD = ("The calculated threshold would be a function of the magnitude of the disagreement and the rate "
+             "of change of the angle of attack sensor position values.")
+FAA_APPROVED = ["Finally, operators with an existing FAA-", "approved MEL would be required to",
+                "incorporate more restrictive provisions."]
+NOTICE_FILLER = [
+    "The flight control computer compares the two angle of attack sensors on every cycle.",
+    "The agency invites comments on the proposed directive and on its economic effects.",
+    "Operators must record the completion of each inspection in the airplane records.",
+    "Each sensor reports the angle between the wing and the oncoming air many times a second.",
+    "The manufacturer has issued service information that describes the revised procedures.",
+    "Maintenance crews check the sensor wiring and its connectors before loading the software.",
+]
+
+
+def notice_column(page: int, column: int) -> list[tuple[str, str]]:
+    """One column's lines, top down: ("text" | "heading" | "gap", line)."""
+    import textwrap
+    out = [("text", f"Column {column} of page {page} starts here.")]
+    for k in range(5):
+        if k == 2 and (page, column) in NOTICE_HEADINGS:
+            out += [("gap", ""), ("heading", NOTICE_HEADINGS[page, column])]
+        elif k == 2 and (page, column) == (2, 2):
+            out += [("gap", "")] + [("text", line) for line in textwrap.wrap(THRESHOLD, 42)]
+        elif k == 3 and (page, column) == (4, 3):
+            out += [("gap", "")] + [("text", line) for line in FAA_APPROVED]
+        paragraph = " ".join(NOTICE_FILLER[(page + column + k + j) % len(NOTICE_FILLER)] for j in range(3))
+        out += [("gap", "")] + [("text", line) for line in textwrap.wrap(paragraph, 42)]
+    return out
+
+
+def three_column_notice() -> bytes:
+    """A notice set like the Federal Register: three columns of 8-pt Helvetica a page, written column by
+    column, under a running header that carries the printed page number (left on even pages, right on
+    odd ones), with bold run-in headings at body size after a gap."""
+    pages = []
+    for page in range(1, NOTICE_PAGES + 1):
+        number = NOTICE_FIRST_NUMBER + page - 1
+        header = (f"{number} {NOTICE_HEADER}", 36) if number % 2 == 0 else (f"{NOTICE_HEADER} {number}", 226)
+        items = [("F1", 7, header[1], 765, header[0])]
+        for column, left in enumerate(COLUMN_LEFTS, start=1):
+            y = 740
+            for kind, text in notice_column(page, column):
+                if kind == "gap":
+                    y -= 6
+                    continue
+                items.append(("F2" if kind == "heading" else "F1", 8, left, y, text))
+                y -= 10
+            assert y > 40, "a column runs off the page"
+        pages.append(items)
+    return make_pdf(pages)
+
+
+def test_three_columns_are_read_column_by_column_without_the_running_header(tmp_path):
+    doc = convert_file(write(tmp_path, "notice.pdf", three_column_notice()))
+    assert doc.page_count == NOTICE_PAGES
+    assert_spans_cover(doc)
+    titles = {h.title: page_of(doc, h.char_offset) for h in doc.headings}
+    assert titles == {title: page for (page, _), title in NOTICE_HEADINGS.items()}
+    # The running header and its page numbers are gone; every column is read top to bottom, in order.
+    assert "Federal Register / Vol. 85" not in doc.markdown
+    assert not any(str(NOTICE_FIRST_NUMBER + k) in doc.markdown for k in range(NOTICE_PAGES))
+    for page in range(1, NOTICE_PAGES + 1):
+        text = page_text(doc, page)
+        starts = [text.index(f"Column {column} of page {page} starts here.") for column in (1, 2, 3)]
+        assert starts == sorted(starts), page
+    flat = " ".join(doc.markdown.split())
+    assert THRESHOLD in flat                              # a sentence wrapped over four lines of one column
+    assert "operators with an existing FAA-approved MEL would be required" in flat   # a line-end hyphen kept
+
+
+# --- a Chinese book with an outline, generated -------------------------------------------------------------
+
+def test_chinese_outline_titles_become_the_headings(tmp_path):
+    pages = [
+        [("F1", 28, 200, 600, "南瓜书")] + body(["机器学习公式详解"], top=540, size=14),
+        body(["第 1 章 绪论", "机器学习致力于研究如何通过计算的手段，利用经验来改善系统自身的性能。",
+              "在计算机系统中，经验通常以数据形式存在。"], size=12),
+        body(["1.1 引言", "学习算法从数据中产生模型，面对新的情况时，模型会给出相应的判断。"], size=12),
+        body(["第 2 章 模型评估与选择", "学习器在训练集上的误差称为训练误差，在新样本上的误差称为泛化误差。"], size=12),
+    ]
+    outline = [("第 1 章 绪论", 1, [("1.1 引言", 2, [])]), ("第 2 章 模型评估与选择", 3, [])]
+    doc = convert_file(write(tmp_path, "pumpkin.pdf", make_pdf(pages, outline=outline, title="南瓜书")))
+
+    assert_spans_cover(doc)
+    got = [(h.level, h.title, page_of(doc, h.char_offset)) for h in doc.headings]
+    assert got == [(1, "第 1 章 绪论", 2), (2, "1.1 引言", 3), (1, "第 2 章 模型评估与选择", 4)]
+    first = next(h for h in doc.headings if h.level == 1)
+    assert "机器学习" in page_text(doc, page_of(doc, first.char_offset))
+    assert doc.markdown.count("绪论") == 1               # marked in place, not duplicated
+    assert doc.title == "南瓜书"
+
+
+# --- the shared sample documents, read in place (make test-books) ---------------------------------------------
+
+@pytest.mark.books
 def test_federal_register_three_columns():
-    doc = convert_file(sample("pdfs_en", "federal-register-2020-17221.pdf"))
+    doc = convert_file(shared_doc("pdfs_en", "federal-register-2020-17221.pdf"))
     assert doc.page_count == 15
     assert_spans_cover(doc)
     titles = {h.title: page_of(doc, h.char_offset) for h in doc.headings}
@@ -491,9 +589,10 @@ def test_federal_register_three_columns():
     assert "FAA-approved" in doc.markdown
 
 
+@pytest.mark.books
 def test_thinkpython_outline():
     # Speed is measured by bench/ingest.py, never asserted here.
-    doc = convert_file(sample("pdfs_en", "thinkpython2.pdf"))
+    doc = convert_file(shared_doc("pdfs_en", "thinkpython2.pdf"))
     assert doc.page_count == 264
     assert_spans_cover(doc)
     assert len(doc.headings) >= 200
@@ -502,8 +601,9 @@ def test_thinkpython_outline():
     assert doc.title == "Think Python"
 
 
+@pytest.mark.books
 def test_chinese_book_outline():
-    doc = convert_file(sample("pdfs_zh", "pumpkin_book_1.9.9.pdf"))
+    doc = convert_file(shared_doc("pdfs_zh", "pumpkin_book_1.9.9.pdf"))
     assert_spans_cover(doc)
     first = next(h for h in doc.headings if h.level == 1)
     assert first.title == "第 1 章 绪论"

@@ -3,9 +3,10 @@
 The synthetic PDF is built with pypdfium2's own object API: a raster figure of known words drawn
 with Pillow and its caption, a vector drawing with text-layer labels and its caption, a code listing
 in grey boxes (not a figure), an uncaptioned photo with a stand-alone label line, a logo repeated on
-every page, a tiny icon, and a scanned page (a full-page image with no text layer).
-Think Python and the pumpkin book sit beside the repository (../shared) and must be there: without
-them these tests fail, they do not skip.
+every page, a tiny icon, and a scanned page (a full-page image with no text layer). A second one is a
+Chinese book's pages: cover ornaments running off the page, a plot and a picture under "图 n-m"
+captions, four plots in a 2 x 2 grid under one caption. Think Python and the pumpkin book (../shared)
+are measured by the `books` tests only (make test-books).
 """
 from __future__ import annotations
 
@@ -20,14 +21,13 @@ import pypdfium2.raw as pdfium_c
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from bench.ocr import latin_font
+from bench.ocr import cjk_font, image_pdf, latin_font, scanned, text_page
 from rag import figures
 from rag.figures import Figure, extract_figures, figure_memory_text, load_figures, memory_records, save_figures
+from rag.pdf_converter import PDFIUM_LOCK
+from tests.browser.pdfgen import make_pdf
+from tests.shared_docs import shared_doc
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "docs"
-THINK_PYTHON = SHARED / "pdfs_en" / "thinkpython2.pdf"
-PUMPKIN = SHARED / "pdfs_zh" / "pumpkin_book_1.9.9.pdf"
-SCANNED = SHARED / "pdfs_scanned" / "ocrmypdf_multipage.pdf"
 LETTER = (612.0, 792.0)
 RASTER_BOX = (162.0, 400.0, 450.0, 580.0)     # the raster figure on page 1, PDF points
 VECTOR_BOX = (150.0, 420.0, 460.0, 600.0)     # the drawing on page 2
@@ -297,11 +297,116 @@ def test_caption_patterns():
         assert match(text) is None, text
 
 
-# --- real documents ------------------------------------------------------------------------------------------------
+# --- a Chinese book's pages, generated -------------------------------------------------------------------------
 
+GRID_BOX = (120.0, 300.0, 500.0, 640.0)       # four plots in a 2 x 2 grid on page 3, with their labels
+
+
+def _cjk_font(pdf):
+    """The machine's Chinese font (fonts-wqy-microhei), embedded: the standard 14 fonts have no Chinese."""
+    data = Path(cjk_font()).read_bytes()
+    buffer = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+    font = pdfium_c.FPDFText_LoadFont(pdf, buffer, len(data), pdfium_c.FPDF_FONT_TRUETYPE, True)
+    assert font, "PDFium could not load the Chinese font"
+    return font
+
+
+def _plot(pdf, page, font, box: tuple[float, float, float, float]) -> None:
+    """Axes and a curve filling `box`, with tick labels and axis titles in the text layer (as the
+    pumpkin book's plots have them, each plot's text written with it)."""
+    left, bottom, right, top = box
+    _path(page, [(left, top), (left, bottom), (right, bottom)])
+    _path(page, [(left + 5, bottom + 5), (left + (right - left) * 0.3, top - 5), (left + (right - left) * 0.6,
+                 bottom + 20), (right - 5, top - 20)], bezier=True, width=2)
+    for k, tick in enumerate(("0.2", "0.4", "0.6", "0.8")):
+        _text(pdf, page, font, tick, left + (right - left) * (k + 1) / 5 - 6, bottom - 9, 7)
+    _text(pdf, page, font, "密度", (left + right) / 2 - 8, bottom - 18, 7)
+    _text(pdf, page, font, "含糖率", left - 8, top + 4, 7)
+
+
+def build_chinese_book() -> bytes:
+    pdf = pdfium.PdfDocument.new()
+    zh = _cjk_font(pdf)
+    body = ["机器学习致力于研究如何通过计算的手段，利用经验来改善系统自身的性能。",
+            "在计算机系统中，经验通常以数据形式存在，学习算法从数据中产生模型。"]
+
+    # Page 1, the cover: a title and ornaments that run off the page (a band and a swirl).
+    page = pdf.new_page(*LETTER)
+    _text(pdf, page, zh, "机器学习公式详解", 150, 560, 36)
+    _path(page, [(-20, 700), (640, 700), (640, 820), (-20, 820)], close=True, fill=(200, 120, 40))
+    _path(page, [(-40, 100), (150, 300), (300, -50), (520, 200)], bezier=True, width=6)
+    page.gen_content()
+
+    # Page 2: a plot under its caption "图 2-1 ..." (a drawing) and body text.
+    page = pdf.new_page(*LETTER)
+    for i, line in enumerate(body):
+        _text(pdf, page, zh, line, 72, 700 - 18 * i)
+    _plot(pdf, page, zh, (180, 440, 430, 620))
+    _text(pdf, page, zh, "图 2-1 ROC 曲线示意", 250, 400, 10)
+    _text(pdf, page, zh, "图 2-1 中所示的曲线越靠近左上角，学习器的性能越好。", 72, 360)
+    page.gen_content()
+
+    # Page 3: four plots in a 2 x 2 grid, "(a)" .. "(d)" under each, one caption under the grid.
+    page = pdf.new_page(*LETTER)
+    _text(pdf, page, zh, body[0], 72, 700)
+    left, bottom, right, top = GRID_BOX
+    width, height = (right - left - 20) / 2, (top - bottom - 60) / 2
+    for k, label in enumerate(["(a) 第一次划分", "(b) 第二次划分", "(c) 第三次划分", "(d) 第四次划分"]):
+        row, column = divmod(k, 2)
+        x = left + column * (width + 20)
+        y = top - (row + 1) * height - row * 30
+        _plot(pdf, page, zh, (x, y, x + width, y + height))
+        _text(pdf, page, zh, label, x + width / 2 - 30, y - 30, 9)
+    _text(pdf, page, zh, "图 4-2 决策树对样本空间的四次划分", 200, bottom - 22, 10)
+    page.gen_content()
+
+    # Page 4: a picture (a screenshot of a web page) under its caption "图 8-3 ...".
+    page = pdf.new_page(*LETTER)
+    _text(pdf, page, zh, body[1], 72, 700)
+    _image(pdf, page, _picture((700, 450), ["SCHOLAR", "PAGE"], background=(245, 245, 250)), (156, 380, 456, 580))
+    _text(pdf, page, zh, "图 8-3 某位教授的学术主页截图", 220, 360, 10)
+    page.gen_content()
+
+    out = io.BytesIO()
+    pdf.save(out)
+    pdf.close()
+    return out.getvalue()
+
+
+def test_chinese_captions_a_subfigure_grid_and_no_cover_ornaments():
+    result = extract_figures(build_chinese_book(), ocr=False)
+    by_label = {f.label: f for f in result}
+    assert [(f.page, f.label, f.kind) for f in result] == [(2, "图 2-1", "vector"), (3, "图 4-2", "vector"),
+                                                          (4, "图 8-3", "image")]
+    assert by_label["图 2-1"].caption == "图 2-1 ROC 曲线示意"          # not the sentence that mentions it
+    assert by_label["图 8-3"].caption.startswith("图 8-3 某位教授的学术主页")
+    grid = by_label["图 4-2"]        # one figure over the four plots and their labels
+    assert grid.bbox[0] <= GRID_BOX[0] + 2 and grid.bbox[2] >= GRID_BOX[2] - 2, grid.bbox
+    assert grid.bbox[3] >= GRID_BOX[3] - 2 and grid.bbox[1] <= GRID_BOX[1] + 2, grid.bbox
+    assert "(a) 第一次划分" in grid.text and "(d) 第四次划分" in grid.text and "含糖率" in grid.text
+
+
+def test_scanned_pages_give_no_figures():
+    """A scanned file (page-sized pictures of text, one page typed): its text is read by OCR, no figures."""
+    pages = [scanned(text_page([f"Scanned page {n} of the notes", "with a few lines of text on it."],
+                               latin_font(), 14, dpi=100)[0], n) for n in range(3)]
+    with PDFIUM_LOCK:
+        pdf = pdfium.PdfDocument(image_pdf(pages))
+        typed = pdfium.PdfDocument(make_pdf([["# Typed Page", "A page with a text layer among the scans."]]))
+        pdf.import_pages(typed, [0], index=2)
+        assert len(pdf) == 4
+        out = io.BytesIO()
+        pdf.save(out)
+        typed.close()
+        pdf.close()
+    assert extract_figures(out.getvalue(), ocr=False) == []
+
+
+# --- the shared books (make test-books) ---------------------------------------------------------------------------
+
+@pytest.mark.books
 def test_think_python_vector_figures_with_their_captions():
-    assert THINK_PYTHON.is_file(), f"missing {THINK_PYTHON}"
-    result = extract_figures(THINK_PYTHON, ocr=False)
+    result = extract_figures(shared_doc("pdfs_en", "thinkpython2.pdf"), ocr=False)
     by_label = {f.label: f for f in result}
     # All 26 numbered figures (25 in chapters, B.1 in an appendix), nothing else: its code listings
     # sit in grey boxes and must not count.
@@ -321,9 +426,9 @@ def test_think_python_vector_figures_with_their_captions():
         assert img.convert("L").getextrema()[0] < 100
 
 
+@pytest.mark.books
 def test_pumpkin_book_chinese_captions_and_subfigure_grid():
-    assert PUMPKIN.is_file(), f"missing {PUMPKIN}"
-    result = extract_figures(PUMPKIN, ocr=False)
+    result = extract_figures(shared_doc("pdfs_zh", "pumpkin_book_1.9.9.pdf"), ocr=False)
     by_label = {f.label: f for f in result}
     assert by_label["图 8-3"].page == 88 and by_label["图 8-3"].kind == "image"
     assert by_label["图 8-3"].caption.startswith("图 8-3 周志华教授谷歌学术")
@@ -332,11 +437,6 @@ def test_pumpkin_book_chinese_captions_and_subfigure_grid():
     assert grid.page == 53 and grid.bbox[2] - grid.bbox[0] > 400 and grid.bbox[3] - grid.bbox[1] > 350
     assert [f.page for f in result].count(53) == 1
     assert all(f.page != 1 for f in result)    # the cover's ornaments run off the page
-
-
-def test_scanned_pages_give_no_figures():
-    assert SCANNED.is_file(), f"missing {SCANNED}"
-    assert extract_figures(SCANNED, ocr=False) == []
 
 
 # --- through the assistant ------------------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 
 The synthetic pages are images of known English and Chinese text drawn with Pillow (bench/ocr.py draws
 them) and put into image-only PDFs, so every page must be read by OCR. Chinese needs a CJK font on the
-machine (the Debian package fonts-wqy-microhei): without it these tests fail, they do not skip.
-The shared scanned samples sit beside the repository (../shared) and must be there too.
+machine (the Debian package fonts-wqy-microhei, which scripts/system-deps.sh installs): without it these
+tests fail, they do not skip. The shared scanned samples (../shared) are read by the `books` test only.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pypdfium2 as pdfium
 import pytest
 
 from bench.ocr import cjk_font, image_pdf, latin_font, lines_for, scanned, text_page
@@ -20,9 +21,11 @@ from core.errors import DocumentError
 from rag import ocr
 from rag.chunk import chunk_document
 from rag.convert import convert_file
+from rag.pdf_converter import PDFIUM_LOCK
+from tests.browser.pdfgen import make_pdf
+from tests.shared_docs import shared_doc
 
 REPO = Path(__file__).resolve().parents[1]
-SCANNED = Path(__file__).resolve().parents[2] / "shared" / "data" / "docs" / "pdfs_scanned"
 PAGE = (432.0, 288.0)            # 6 x 4 inches: small pages keep the model's work (and the test) short
 HERONS = ("Herons stand quite still in shallow water and strike at passing fish with long sharp beaks "
           "before the fish can escape.")
@@ -241,30 +244,24 @@ def test_viewer_highlights_a_passage_on_a_scanned_page(scans, tmp_path):
     assert best_page(stored, 1, 4, passage) == 4
 
 
-# --- the shared scanned samples -------------------------------------------------------------------------
-
-def scanned_sample(name: str) -> Path:
-    path = SCANNED / name
-    if not path.is_file():
-        pytest.fail(f"the shared scanned sample {path} is missing; the tests expect ../shared beside the repository")
-    return path
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name,ocr_pages,phrases", [
-    ("ocrmypdf_c02-22.pdf", [1], {1: "tip-toeing along a path"}),
-    ("ocrmypdf_multipage.pdf", [1, 2, 3, 5, 6],
-     {1: "scrape our heads", 2: "megapixels", 3: "Percentage", 4: "Percentage", 5: "Cock-lane ghost",
-      6: "atheistical and traitorous"}),
-])
-def test_every_page_of_the_shared_scans_has_text(name, ocr_pages, phrases):
-    doc = convert_file(scanned_sample(name))
-    assert doc.ocr_pages == ocr_pages
-    for page in range(1, doc.page_count + 1):
-        text = page_text(doc, page)
-        assert re.search(r"[^\W\d_]{3}", text), f"page {page} has no text"
-        assert phrases[page] in flat(text), (page, text[:300])
-    assert not any("cannot be searched" in warning for warning in doc.warnings)
+def test_typed_pages_among_scans_are_read_from_their_text_layer(tmp_path):
+    """A scanned file with a typed page in it: OCR reads the scans only, and every page has its text."""
+    lighthouse = scanned(text_page(LIGHTHOUSE, latin_font(), 14, page=PAGE, margin_pt=36)[0], 5)
+    glaciers = lines_for(GLACIERS, latin_font(), 14, PAGE[0] - 72, 3)
+    later = scanned(text_page(glaciers, latin_font(), 14, page=PAGE, margin_pt=36)[0], 6)
+    with PDFIUM_LOCK:
+        pdf = pdfium.PdfDocument(image_pdf([lighthouse, later], page=PAGE))
+        typed = pdfium.PdfDocument(make_pdf([["# A Typed Page", "Herons stand quite still in shallow water."]]))
+        pdf.import_pages(typed, [0], index=1)
+        pdf.save(tmp_path / "mixed.pdf")
+        typed.close()
+        pdf.close()
+    doc = convert_file(tmp_path / "mixed.pdf")
+    assert doc.page_count == 3 and doc.ocr_pages == [1, 3]
+    assert "lighthouse keeper wound the clockwork lamp" in flat(page_text(doc, 1))
+    assert "Herons stand quite still in shallow water." in page_text(doc, 2)
+    assert "Glaciers carve deep valleys" in flat(page_text(doc, 3))
+    assert doc.warnings == ["pages 1, 3 were scanned and read by OCR, so their text may contain recognition mistakes"]
 
 
 def test_scanned_pages_over_the_limit_are_named_not_lost(scans):
@@ -274,3 +271,23 @@ def test_scanned_pages_over_the_limit_are_named_not_lost(scans):
     assert "Herons stand" in flat(page_text(doc, 1)) and page_text(doc, 4) == ""
     assert doc.warnings[-1] == ("pages 2-4 were not read: OCR reads the first 1 scanned pages of a file; "
                                 "split the file to read the rest")
+
+
+# --- the shared scanned samples (make test-books) --------------------------------------------------------
+
+@pytest.mark.books
+@pytest.mark.slow
+@pytest.mark.parametrize("name,ocr_pages,phrases", [
+    ("ocrmypdf_c02-22.pdf", [1], {1: "tip-toeing along a path"}),
+    ("ocrmypdf_multipage.pdf", [1, 2, 3, 5, 6],
+     {1: "scrape our heads", 2: "megapixels", 3: "Percentage", 4: "Percentage", 5: "Cock-lane ghost",
+      6: "atheistical and traitorous"}),
+])
+def test_every_page_of_the_shared_scans_has_text(name, ocr_pages, phrases):
+    doc = convert_file(shared_doc("pdfs_scanned", name))
+    assert doc.ocr_pages == ocr_pages
+    for page in range(1, doc.page_count + 1):
+        text = page_text(doc, page)
+        assert re.search(r"[^\W\d_]{3}", text), f"page {page} has no text"
+        assert phrases[page] in flat(text), (page, text[:300])
+    assert not any("cannot be searched" in warning for warning in doc.warnings)

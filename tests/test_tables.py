@@ -10,14 +10,12 @@ import pypdfium2 as pdfium
 import pytest
 
 from tests.pdf_bytes import escape, serialize_pdf
+from tests.shared_docs import shared_doc
 
 from rag.chunk import chunk_document, embedding_text, markdown_tables
 from rag.pdf_converter import PDFIUM_LOCK, _clean, _page_lines, _page_markdown
 from rag.tables import apply_tables, find_tables, may_hold_table
 from rag.types import ConvertedDocument, PageSpan
-
-# The shared sample documents sit beside the repository (../shared); a missing one fails the test.
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "docs"
 
 # Helvetica advance widths (1/1000 em) of what numbers are made of, to right-align them as filings do.
 _WIDTHS = {**{d: 556 for d in "0123456789$"}, ",": 278, ".": 278, "(": 333, ")": 333, "%": 889, " ": 278, "—": 1000}
@@ -31,10 +29,12 @@ _esc = escape
 
 
 def make_pdf(pages: list[list[tuple[str, float, float, float, str]]]) -> bytes:
-    """A PDF whose pages are lists of (font, size, x, y, text); F1 = Helvetica, F2 = Helvetica-Bold."""
+    """A PDF whose pages are lists of (font, size, x, y, text); F1 = Helvetica, F2 = Helvetica-Bold,
+    F3 = Courier."""
     objs = {3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-            4: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>"}
-    next_id, page_ids = 5, []
+            4: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>",
+            5: b"<< /Type /Font /Subtype /Type1 /BaseFont /Courier /Encoding /WinAnsiEncoding >>"}
+    next_id, page_ids = 6, []
     for items in pages:
         page_id, content_id = next_id, next_id + 1
         next_id += 2
@@ -43,7 +43,7 @@ def make_pdf(pages: list[list[tuple[str, float, float, float, str]]]) -> bytes:
                          for font, size, x, y, text in items).encode("cp1252")
         objs[content_id] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"endstream"
         objs[page_id] = (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {content_id} 0 R "
-                         "/Resources << /Font << /F1 3 0 R /F2 4 0 R >> >> >>").encode()
+                         "/Resources << /Font << /F1 3 0 R /F2 4 0 R /F3 5 0 R >> >> >>").encode()
     objs[2] = f"<< /Type /Pages /Kids [{' '.join(f'{p} 0 R' for p in page_ids)}] /Count {len(pages)} >>".encode()
     objs[1] = b"<< /Type /Catalog /Pages 2 0 R >>"
     return serialize_pdf(objs, "", header=b"%PDF-1.4\n")
@@ -205,10 +205,70 @@ def test_prose_page_has_no_table(filing):
     assert not may_hold_table(text)      # the cheap gate already says no: no PDFium calls beyond the text
 
 
+# --- a book's pages: contents, code, sessions, diagrams and an index are not tables -----------------------
+
+def contents_page() -> list:
+    """Chapter lines with their page number, section lines with dotted leaders to right-aligned numbers."""
+    items, y, number = [("F2", 18, 72, 740, "Contents")], 710.0, 1
+    for chapter in range(1, 5):
+        title = f"{chapter} Chapter {chapter} of the book"
+        items += [("F2", 10, 72, y, title), ("F2", 10, 540 - _width(str(number), 10), y, str(number))]
+        y -= 14
+        for section in range(1, 7):
+            label = f"{chapter}.{section} Section {section} on a topic of chapter {chapter}"
+            items += [("F1", 10, 86, y, label), ("F1", 10, 300, y, " ." * 56),
+                      ("F1", 10, 540 - _width(str(number), 10), y, str(number))]
+            number += 1 + section % 2
+            y -= 13
+        y -= 6
+    return items
+
+
+def code_page() -> list:
+    """Prose, a listing in Courier with numbers in it, an interpreter session and a state diagram."""
+    items = [("F1", 10, 72, 740, "A program that prints the first few powers of two and their sum follows:")]
+    code = ["total = 0", "for i in range(10):", "    total = total + 2 ** i", "    print(i, 2 ** i)",
+            "print('sum', total, 1023)", "pi = 3.14159", "radius = 2.5", "area = pi * radius ** 2"]
+    items += [("F3", 9, 72, 716 - 12 * i, line) for i, line in enumerate(code)]
+    items.append(("F1", 10, 72, 610, "The interpreter answers each expression in turn:"))
+    session = [">>> 40 + 2", "42", ">>> 2 ** 10", "1024", ">>> round(3.14159, 2)", "3.14", ">>> 1,000,000",
+               "(1, 0, 0)", ">>> 7 / 2", "3.5"]
+    items += [("F3", 9, 72, 590 - 12 * i, line) for i, line in enumerate(session)]
+    items.append(("F1", 10, 72, 450, "A state diagram shows each variable with an arrow to its value:"))
+    for i, (name, value) in enumerate([("message", "'And now for something different'"), ("n", "17"),
+                                       ("pi", "3.1415926535897932"), ("total", "1023")]):
+        y = 426 - 14 * i
+        items += [("F1", 9, 180 - _width(name, 9), y, name), ("F1", 9, 190, y, "->"), ("F1", 9, 210, y, value)]
+    return items
+
+
+def index_page() -> list:
+    """An index in two columns: a term, then the pages it is on."""
+    items = [("F2", 18, 72, 740, "Index")]
+    terms = ["accumulator", "algorithm", "argument", "assignment", "attribute", "base case", "boolean",
+             "branch", "bug", "call graph", "chained conditional", "comment", "comparison", "concatenation",
+             "conditional", "debugging", "dictionary", "element", "exception", "expression", "flow of execution",
+             "function call", "hash function", "hashable", "header", "immutability", "increment", "index",
+             "iteration", "keyword", "list", "loop", "method", "module", "operator", "parameter"]
+    for i, term in enumerate(terms):
+        column, row = divmod(i, 18)
+        pages = ", ".join(str(7 + (i * 13 + k * 37) % 230) for k in range(1 + i % 4))
+        items.append(("F1", 9, 72 + 250 * column, 712 - 14 * row, f"{term}, {pages}"))
+    return items
+
+
+def test_book_pages_of_contents_code_and_index_have_no_tables():
+    data = make_pdf([contents_page(), code_page(), index_page(), statement_page()])
+    pages = [_page(data, index) for index in range(4)]
+    assert [may_hold_table(text) for _, _, text in pages] == [False, True, True, True]   # lone page numbers end
+    # the contents' lines; code, session, diagram and index lines end in numbers and are looked at ...
+    assert [tables for tables, _, _ in pages[:3]] == [[], [], []]      # ... and are no tables
+    assert len(pages[3][0]) == 1                                      # the statement beside them still is one
+
+
+@pytest.mark.books
 def test_book_pages_of_prose_and_code_have_no_tables():
-    path = DATA / "pdfs_en" / "thinkpython2.pdf"
-    if not path.is_file():
-        pytest.fail(f"the shared sample document {path} is missing; the tests expect ../shared beside the repository")
+    path = shared_doc("pdfs_en", "thinkpython2.pdf")
     # Every page of prose, >>> sessions, code, stack and object diagrams, the contents and the index;
     # pages 92 (a table of square roots) and 242 (a table of run times) hold real tables and are left out.
     with PDFIUM_LOCK:

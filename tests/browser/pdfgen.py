@@ -27,15 +27,20 @@ def _runs(line: str) -> list[tuple[bool, str]]:
     return runs
 
 
-def _show(line: str, latin_font: str, size: int) -> str:
-    """Text-showing operators for one line (font switches between Latin and CJK runs)."""
+def show_text(line: str, latin_font: str, size: float, cjk_font: str = "F5") -> str:
+    """Text-showing operators for one line (font switches between Latin and CJK runs); `cjk_font` names
+    the font of `cjk_font_objects` in the page's resources."""
     ops = []
     for latin, text in _runs(line):
         if latin:
             ops.append(f"/{latin_font} {size} Tf ({_esc(text)}) Tj")
         else:
-            ops.append(f"/F5 {size} Tf <{text.encode('utf-16-be').hex().upper()}> Tj")
+            ops.append(f"/{cjk_font} {size} Tf <{text.encode('utf-16-be').hex().upper()}> Tj")
     return " ".join(ops)
+
+
+def has_cjk(text: str) -> bool:
+    return any(not _is_latin1(ch) for ch in text)
 
 
 def _to_unicode_cmap() -> bytes:
@@ -53,24 +58,32 @@ def _to_unicode_cmap() -> bytes:
     return b"<< /Length %d >>\nstream\n" % len(body) + body + b"endstream"
 
 
+def cjk_font_objects(first: int) -> dict[int, bytes]:
+    """A Type0 font over STSong-Light (Adobe-GB1), its descendant CID font, its ToUnicode map and its
+    descriptor, as objects `first` .. `first + 3`; the font to name in a page's resources is `first`."""
+    return {
+        first: (f"<< /Type /Font /Subtype /Type0 /BaseFont /STSong-Light /Encoding /UniGB-UCS2-H "
+                f"/DescendantFonts [{first + 1} 0 R] /ToUnicode {first + 2} 0 R >>").encode(),
+        first + 1: (f"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /STSong-Light "
+                    f"/CIDSystemInfo << /Registry (Adobe) /Ordering (GB1) /Supplement 2 >> "
+                    f"/FontDescriptor {first + 3} 0 R /DW 1000 >>").encode(),
+        first + 2: _to_unicode_cmap(),
+        first + 3: (b"<< /Type /FontDescriptor /FontName /STSong-Light /Flags 6 /FontBBox [-25 -254 1000 880] "
+                    b"/ItalicAngle 0 /Ascent 880 /Descent -120 /CapHeight 880 /StemV 93 >>"),
+    }
+
+
 def make_pdf(pages: list[list[str]], *, title: str | None = None, heading_size: int = 16) -> bytes:
     """One entry per page: its lines, top to bottom. A line starting with '# ' is set as a bold heading."""
     objs: dict[int, bytes] = {
         3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
         4: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>",
     }
-    cjk = any(not _is_latin1(ch) for lines in pages for line in lines for ch in line)
+    cjk = any(has_cjk(line) for lines in pages for line in lines)
     next_id, page_ids = 5, []
     font_refs = "/F1 3 0 R /F2 4 0 R"
-    if cjk:   # a Type0 font over STSong-Light (Adobe-GB1), its descendant CID font and its ToUnicode map
-        objs[5] = (b"<< /Type /Font /Subtype /Type0 /BaseFont /STSong-Light /Encoding /UniGB-UCS2-H "
-                   b"/DescendantFonts [6 0 R] /ToUnicode 7 0 R >>")
-        objs[6] = (b"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /STSong-Light "
-                   b"/CIDSystemInfo << /Registry (Adobe) /Ordering (GB1) /Supplement 2 >> "
-                   b"/FontDescriptor 8 0 R /DW 1000 >>")
-        objs[7] = _to_unicode_cmap()
-        objs[8] = (b"<< /Type /FontDescriptor /FontName /STSong-Light /Flags 6 /FontBBox [-25 -254 1000 880] "
-                   b"/ItalicAngle 0 /Ascent 880 /Descent -120 /CapHeight 880 /StemV 93 >>")
+    if cjk:
+        objs.update(cjk_font_objects(5))
         next_id = 9
         font_refs += " /F5 5 0 R"
     for lines in pages:
@@ -80,10 +93,10 @@ def make_pdf(pages: list[list[str]], *, title: str | None = None, heading_size: 
         y, ops = 740, []
         for line in lines:
             if line.startswith("# "):
-                ops.append(f"BT 72 {y} Td {_show(line[2:], 'F2', heading_size)} ET")
+                ops.append(f"BT 72 {y} Td {show_text(line[2:], 'F2', heading_size)} ET")
                 y -= heading_size + 10
             else:
-                ops.append(f"BT 72 {y} Td {_show(line, 'F1', 11)} ET")
+                ops.append(f"BT 72 {y} Td {show_text(line, 'F1', 11)} ET")
                 y -= 15
         stream = ("\n".join(ops) + "\n").encode("latin-1")
         objs[content_id] = b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"endstream"
@@ -177,3 +190,67 @@ STUDY = [
      "多头注意力把这个计算并行做多次，每个头关注序列中不同方面的关系。",
      "因为注意力可以同时处理整个序列，Transformer 的训练比循环神经网络更容易并行。"],
 ]
+
+# A 15-page proposed airworthiness directive, laid out as sections under headings (one a page), like
+# the Federal Register notice it stands in for: the browser tests upload it, ask about the sensors'
+# disagreement threshold and expect "Background" and "Proposed Design Changes" among its concepts.
+_NOTICE_SECTIONS = [
+    ("Airworthiness Directives; Transport Category Airplanes",
+     "The agency proposes a new airworthiness directive for certain transport category airplanes.",
+     "It follows two accidents in which one wrong sensor input led to repeated nose-down trim."),
+    ("Examining the Docket",
+     "You may examine the docket on the internet: the proposal, comments and service information.",
+     "The docket office is open from nine in the morning until five in the afternoon on working days."),
+    ("Background",
+     "The agency has worked with the manufacturer and other aviation authorities for many months.",
+     "Investigations found that repeated nose-down trim commands followed a single failed sensor."),
+    ("Proposed Design Changes",
+     "The agency proposes changes to the type design to address each aspect of the unsafe condition.",
+     "Revised flight control laws would use inputs from both angle of attack sensors."),
+    ("Proposed Maintenance-Related Actions",
+     "Operators would conduct a sensor system test and a readiness flight before service.",
+     "Maintenance crews would check the sensor wiring and connectors before loading the software."),
+    ("Flightcrew Training",
+     "Pilots would complete simulator training on the revised trim procedures.",
+     "The training covers runaway stabilizer recognition and the use of the cutout switches."),
+    ("Airplane Flight Manual Revisions",
+     "The flight manual would gain procedures for unreliable airspeed and runaway stabilizer events.",
+     "Checklists replace the memory items that pilots previously had to recall under stress."),
+    ("Display System Software",
+     "Updated display software would show an alert on both flight displays when the sensors disagree.",
+     "The alert stays on the display until the two sensors agree again for a set period."),
+    ("Horizontal Stabilizer Trim Wiring",
+     "The wiring of the stabilizer trim motor would be separated to prevent a single short circuit.",
+     "Installers route the new wire bundles along separate paths through the tail of the airplane."),
+    ("Related Service Information",
+     "The manufacturer has issued service bulletins that describe each required action.",
+     "The service information is reasonably available to interested parties through the manufacturer."),
+    ("Determination of the Unsafe Condition",
+     "The agency proposes this directive after evaluating all the relevant information available.",
+     "The unsafe condition is likely to exist or develop in other airplanes of the same type design."),
+    ("Explanation of Applicability",
+     "The directive would apply to every airplane of the affected models, whatever its age.",
+     "Airplanes stored during the grounding would be included once they are returned to service."),
+    ("Alternative Methods of Compliance",
+     "Operators may request approval of an alternative method of compliance from the agency.",
+     "Each request must show that the alternative provides an acceptable level of safety."),
+    ("Costs of Compliance",
+     "The agency estimates that this directive would affect several hundred registered airplanes.",
+     "The estimated cost of the required actions is about ten thousand dollars for each airplane."),
+    ("Regulatory Findings",
+     "The agency has determined that this proposal would not have federalism implications.",
+     "The proposed regulation is not a significant regulatory action under the executive order."),
+]
+
+
+_AVIATION_SENTENCES = [line for lines in AVIATION for line in lines[1:] if line[0].isupper() and line.endswith(".")]
+
+
+def _notice_page(title: str, first: str, second: str, page: int) -> list[str]:
+    if title == "Proposed Design Changes":      # the sensors and their disagreement threshold
+        return [f"# {title}", first, second] + AVIATION[0][1:8]
+    return [f"# {title}", first, second] + [_AVIATION_SENTENCES[(3 * page + k) % len(_AVIATION_SENTENCES)]
+                                             for k in range(5)]
+
+
+NOTICE = [_notice_page(title, first, second, page) for page, (title, first, second) in enumerate(_NOTICE_SECTIONS)]

@@ -1,4 +1,5 @@
-"""End to end in Debian's Chromium against the real app (see conftest.py): a person uploads a real PDF,
+"""End to end in Debian's Chromium against the real app (see conftest.py): a person uploads a PDF (a
+15-page proposed airworthiness directive, generated: tests/browser/pdfgen.py's NOTICE),
 asks, sees the answer stream with page citations, opens the cited page, writes a note, finds it in
 Recall, downloads the report (validated against docs/report.schema.json); a second person sees none
 of it; the UI follows the browser's language. Screenshots of each tab go to test-artefacts/.
@@ -15,11 +16,11 @@ import pytest
 
 from assistant.report import validate_report
 from tests.browser.conftest import login, open_tab
+from tests.browser.pdfgen import NOTICE, make_pdf
 
 pytestmark = pytest.mark.browser
 
-# The shared sample documents sit next to the repository: <root>/../shared/data/docs/...
-PDF = Path(__file__).resolve().parents[3] / "shared" / "data" / "docs" / "pdfs_en" / "federal-register-2020-17221.pdf"
+NAME = "proposed-airworthiness-directive.pdf"
 QUESTION = "What does the AOA sensor disagreement threshold depend on?"
 NOTE = "MCAS is disabled for the rest of the flight when the two AOA sensors disagree."
 
@@ -63,39 +64,45 @@ def download_report(page, tmp_path) -> dict:
 
 
 @pytest.fixture(scope="module")
+def notice(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("notice") / NAME
+    path.write_bytes(make_pdf(NOTICE, title="Airworthiness Directives; Transport Category Airplanes"))
+    return path
+
+
+@pytest.fixture(scope="module")
 def alice(browser, live_app):
-    assert PDF.is_file(), f"the sample PDF {PDF} is missing: the shared documents belong next to the repository"
     context, page = login(browser, live_app, "alice")
     yield page
     context.close()
 
 
-def test_upload_shows_progress_per_file_and_lists_the_document(alice, artefacts):
+def test_upload_shows_progress_per_file_and_lists_the_document(alice, notice, artefacts):
     page = alice
     page.screenshot(path=str(artefacts / "01-documents-empty.png"), full_page=True)
-    page.set_input_files("#upload input[type=file]", str(PDF))
+    page.set_input_files("#upload input[type=file]", str(notice))
     page.wait_for_selector("#upload-progress tr[data-state]")          # the per-file row appears at once
     page.wait_for_selector("#upload-progress tr[data-state=done]", timeout=180_000)
     row = page.inner_text("#upload-progress tr[data-state=done]")
-    assert PDF.name in row and "15 pages" in row
+    assert NAME in row and "15 pages" in row
     assert page.get_attribute("#upload-progress tr[data-state=done] progress", "value") == "100"
-    table = wait_text(page, "#doc-table", PDF.name)
+    table = wait_text(page, "#doc-table", NAME)
     assert "15" in table
     wait_text(page, "#doc-status", "1 of 1 files added")
     page.screenshot(path=str(artefacts / "02-documents.png"), full_page=True)
 
 
-def test_reupload_says_it_is_there_and_a_broken_file_is_one_sentence(alice, tmp_path):
+def test_reupload_says_it_is_there_and_a_broken_file_is_one_sentence(alice, notice, tmp_path):
     page = alice
     broken = tmp_path / "broken.pdf"
     broken.write_bytes(b"%PDF-1.4\n" + b"\x00garbage" * 50)
-    page.set_input_files("#upload input[type=file]", [str(PDF), str(broken)])
+    page.set_input_files("#upload input[type=file]", [str(notice), str(broken)])
     wait_text(page, "#doc-status", "2 files", timeout=60_000)
     exists = page.inner_text("#upload-progress tr[data-state=exists]")
     assert "Already in your library" in exists
     error = page.inner_text("#upload-progress tr[data-state=error]")
     assert "broken.pdf" in error and "Traceback" not in error
-    assert page.inner_text("#doc-table").count(PDF.name) == 1
+    assert page.inner_text("#doc-table").count(NAME) == 1
 
 
 def test_answer_streams_with_page_citations_and_opens_the_cited_page(alice, artefacts, fake_llm):
@@ -120,7 +127,8 @@ def test_answer_streams_with_page_citations_and_opens_the_cited_page(alice, arte
     assert partial, f"the answer appeared at once, not streamed: {answers}"
     assert all(sources_seen[i] > 0 for i in partial), (answers, sources_seen)   # the passages came first
     labels = [label.inner_text() for label in page.query_selector_all("#sources label")]
-    assert labels and all(re.match(r"\[\d+\] federal-register-2020-17221\.pdf · pp?\. \d+", x) for x in labels), labels
+    cited = re.compile(r"\[\d+\] " + re.escape(NAME) + r" · pp?\. \d+")
+    assert labels and all(cited.match(x) for x in labels), labels
     assert not any("score" in x for x in labels)
     assert all(re.search(r" — (strong|partial|weak) match$", x) for x in labels if "match" in x), labels
     assert "Related passages" not in page.inner_text("#sources")
@@ -198,7 +206,7 @@ def test_report_downloads_as_schema_valid_json_with_plots(alice, artefacts, tmp_
     page = alice
     report = download_report(page, tmp_path)
     assert report["user"]["id"] == "alice"
-    assert [d["name"] for d in report["documents"]] == [PDF.name] and report["documents"][0]["pages"] == 15
+    assert [d["name"] for d in report["documents"]] == [NAME] and report["documents"][0]["pages"] == 15
     asked = [q for q in report["questions"] if q["question"] == QUESTION]
     assert asked and asked[0]["citations"] and asked[0]["citations"][0]["page_start"] >= 1
     assert any(q["route"] == "memory" for q in report["questions"])
@@ -212,7 +220,7 @@ def test_report_downloads_as_schema_valid_json_with_plots(alice, artefacts, tmp_
 def test_a_second_user_sees_nothing_of_the_first(browser, live_app, alice, artefacts, tmp_path):
     context, page = login(browser, live_app, "bob")
     try:
-        assert PDF.name not in page.inner_text("#doc-table")
+        assert NAME not in page.inner_text("#doc-table")
         open_tab(page, "Notes")
         wait_text(page, "#concept-graph", "No concepts yet")
         assert NOTE not in page.inner_text("#notes-table")
@@ -242,10 +250,10 @@ def test_deleting_the_document_empties_the_library(alice):
     page = alice
     open_tab(page, "Documents")
     page.click("#doc-select input")
-    page.click(f"ul[role=listbox] li:has-text('{PDF.name}')")
+    page.click(f"ul[role=listbox] li:has-text('{NAME}')")
     page.click("#doc-delete")
-    wait_text(page, "#doc-status", f"Deleted '{PDF.name}'")
-    page.wait_for_function(f"!document.querySelector('#doc-table').innerText.includes('{PDF.name}')")
+    wait_text(page, "#doc-status", f"Deleted '{NAME}'")
+    page.wait_for_function(f"!document.querySelector('#doc-table').innerText.includes('{NAME}')")
 
 
 def test_the_ui_follows_the_browser_language(browser, live_app, artefacts):
