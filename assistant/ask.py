@@ -95,7 +95,7 @@ def _answer_from_documents(assistant, question, history, mqe, hyde):
     return AskResult(question=question, text=answer.text, route="documents", mode=answer.mode,
                      citations=answer.citations, memories=used, notice=" ".join(notices), notices=notices,
                      search_query=search_query if how != "as asked" else "", refused=answer.refused,
-                     related=answer.related, llm=answer.llm)
+                     related=answer.related, llm=answer.llm, kind=answer.kind)
 
 
 def _relevant_memories(assistant, question: str) -> list[MemoryRef]:

@@ -81,6 +81,7 @@ class AskResult:
     related: list[Citation] = field(default_factory=list)     # closest passages shown when refused
     llm: str = "none"                 # the model that composed the answer, or "none"
     first_token_s: float | None = None   # seconds until the first text of the answer was yielded
+    kind: str = ""                    # what the question asked for (rag.kinds), for a document question
 
     @property
     def source_labels(self) -> list[str]:

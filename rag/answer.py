@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from core.text import count_tokens, detect_language
 from rag import prompts
-from rag.evidence import (SUPPORTED, Evidence, SentenceCheck, Unit, answer_sentences, check_answer, sentence_support,
-                          split_units, terms_of)
+from rag.evidence import Evidence, SentenceCheck, Unit, answer_sentences, split_units, terms_of
+from rag.support import check as support_check
 from rag.types import Answer, Citation, SearchHit
 
 _CITE = re.compile(r"\[(\d{1,3})\]")
@@ -130,7 +130,7 @@ def _best_score_per_chunk(evidence: list[Evidence]) -> dict[str, float]:
 
 
 def build_messages(question: str, sources: list[Source], *, system: str, history: list[dict] | None = None,
-                   memory_context: str | None = None, bare_labels: bool = False) -> list[dict]:
+                   memory_context: str | None = None, bare_labels: bool = False, instruction: str = "") -> list[dict]:
     """System prompt first and identical every time, so a local model reuses its cached reading of it.
     `bare_labels`: sources as "[n] text" only — a small model copies file names and pages into its answer."""
     context = "\n\n".join(f"[{s.n}] {' '.join(s.text.split())}" if bare_labels else
@@ -141,10 +141,21 @@ def build_messages(question: str, sources: list[Source], *, system: str, history
     for turn in (history or [])[-4:]:
         if turn.get("role") in ("user", "assistant") and isinstance(turn.get("content"), str):
             messages.append({"role": turn["role"], "content": turn["content"][:1500]})
-    language_hint = prompts.ANSWER_IN_CHINESE if detect_language(question) == "zh" else ""
     messages.append({"role": "user", "content": prompts.ANSWER_USER.format(
-        context=context, question=question, language_hint=language_hint)})
+        context=context, question=question, instruction=f"\n{instruction}" if instruction else "",
+        language_hint=language_hint(question, [s.text for s in sources]))})
     return messages
+
+
+def language_hint(question: str, passages: list[str]) -> str:
+    """Asks for the answer in the question's language: always for Chinese (a small model drifts into
+    English), for English when the passages are in another language (an English question about a Chinese
+    book)."""
+    if detect_language(question) == "zh":
+        return prompts.ANSWER_IN_CHINESE
+    if passages and detect_language(" ".join(p[:200] for p in passages)) != "en":
+        return prompts.ANSWER_IN_ENGLISH
+    return ""
 
 
 # -- citation numbers in order of appearance -----------------------------------------------------------------
@@ -253,6 +264,31 @@ def _with_example(ev: Evidence, limit: int = MAX_SHORT_ANSWER_CHARS) -> str:
     return shown
 
 
+def _continuation(ev: Evidence, sentences: int, limit: int) -> str:
+    """The sentences that follow the unit in its passage, up to `limit` characters: an explanation goes on
+    after its first sentence ("A tuple is a sequence of values. … The important difference is that tuples are
+    immutable.")."""
+    units = split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix)
+    out: list[str] = []
+    for unit in [u for u in units if u.start >= ev.unit.end][:sentences]:
+        if unit.kind != "sentence" or unit.text.rstrip().endswith(("?", "？")) or \
+                sum(len(t) for t in out) + len(unit.text) > limit:
+            break
+        out.append(unit.text)
+    return " ".join(out)
+
+
+def _introduction(ev: Evidence) -> str:
+    """The sentence right before a code unit, when it introduces it ("… like this:", "例如："): shown above it."""
+    if ev.unit.kind != "code":
+        return ""
+    units = split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix)
+    before = [u for u in units if u.end <= ev.unit.start]
+    if before and before[-1].kind == "sentence" and len(before[-1].text) <= QUOTE_MAX_CHARS * 2:
+        return before[-1].text
+    return ""
+
+
 def answering_units(evidence: list[Evidence], *, max_quotes: int = 3, min_relative: float = 0.6) -> list[Evidence]:
     """The units that answer: the best, then up to `max_quotes` nearly as good, none repeating another."""
     chosen: list[Evidence] = []
@@ -269,10 +305,12 @@ def answering_units(evidence: list[Evidence], *, max_quotes: int = 3, min_relati
 
 
 def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: int = 3,
-                      min_relative: float = 0.6) -> Answer:
+                      min_relative: float = 0.6, budget: int = EXTRACTIVE_BUDGET_CHARS,
+                      lead_sentences: int = 0) -> Answer:
     """The best unit as the short answer, then up to `max_quotes` supporting units nearly as good,
-    none repeating another, each cited in order of appearance."""
-    chosen = _within_budget(answering_units(evidence, max_quotes=max_quotes, min_relative=min_relative))
+    none repeating another, each cited in order of appearance. `lead_sentences`: the sentences after the
+    best unit shown with it (an explanation, a reason); code is shown under the sentence introducing it."""
+    chosen = _within_budget(answering_units(evidence, max_quotes=max_quotes, min_relative=min_relative), budget)
     numbers: dict[str, int] = {}
     citations: list[Citation] = []
     lines: list[str] = []
@@ -288,8 +326,15 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
             if c.page_start is not None and extra.page_start is not None:
                 c.page_start, c.page_end = min(c.page_start, extra.page_start), max(c.page_end, extra.page_end)
         shown, mark = _with_example(ev), f"[{numbers[cid]}]"
-        if i == 0 and "```" not in shown and ev.unit.kind != "table":
-            lines.append(f"**{shown}** {mark}")
+        more = _continuation(ev, lead_sentences, budget // 2) if i == 0 and lead_sentences else ""
+        intro = _introduction(ev) if i == 0 else ""
+        if more or intro:   # the quote a citation highlights is all the answer shows of it
+            cited = citations[numbers[cid] - 1]
+            cited.quote = " ".join(x for x in (intro, cited.quote, more) if x)
+        if intro:
+            lines.append(f"{intro} {mark}\n\n{shown}")
+        elif i == 0 and "```" not in shown and ev.unit.kind != "table":
+            lines.append(f"**{shown}** {more} {mark}" if more else f"**{shown}** {mark}")
         elif i == 0 and ev.unit.kind == "sentence":
             head, _, rest = shown.partition("\n")
             lines.append(f"**{head}** {mark}\n{rest}")
@@ -351,13 +396,15 @@ def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, budget: in
 
 def stream_composed_answer(question: str, sources: list[Source], llm, *, system: str,
                            history: list[dict] | None = None, memory_context: str | None = None,
-                           max_tokens: int | None = None, bare_labels: bool = False) -> Iterator[str | Answer]:
-    """Yield the model's text (citations renumbered) as it is written, then the Answer. LLMError propagates."""
+                           max_tokens: int | None = None, bare_labels: bool = False, instruction: str = "",
+                           renumber_citations: bool = True) -> Iterator[str | Answer]:
+    """Yield the model's text as it is written, then the Answer, its citations renumbered 1..n in order of
+    use (or, with `renumber_citations=False`, kept as the sources number them). LLMError propagates."""
     by_n = {s.n: s for s in sources}
     renumberer = CitationRenumberer(set(by_n), keep_numbers=True)
     pieces: list[str] = []
     messages = build_messages(question, sources, system=system, history=history, memory_context=memory_context,
-                              bare_labels=bare_labels)
+                              bare_labels=bare_labels, instruction=instruction)
     for piece in llm.stream(messages, max_tokens=max_tokens):
         out = renumberer.feed(piece)
         if out:
@@ -367,9 +414,14 @@ def stream_composed_answer(question: str, sources: list[Source], llm, *, system:
     if tail:
         pieces.append(tail)
         yield tail
-    text, order = renumber("".join(pieces).strip(), set(by_n))
-    citations = [citation_for(i, by_n[k].hit, quote=by_n[k].text, support=by_n[k].support)
-                 for i, k in enumerate(order, start=1)]
+    text = "".join(pieces).strip()
+    if renumber_citations:
+        text, order = renumber(text, set(by_n))
+        citations = [citation_for(i, by_n[k].hit, quote=by_n[k].text, support=by_n[k].support)
+                     for i, k in enumerate(order, start=1)]
+    else:
+        citations = [citation_for(k, by_n[k].hit, quote=by_n[k].text, support=by_n[k].support)
+                     for k in dict.fromkeys(int(m) for m in _CITE.findall(text)) if k in by_n]
     yield Answer(question=question, text=text, citations=citations, mode="llm", llm=getattr(llm, "model", "llm"))
 
 
@@ -381,8 +433,9 @@ def attribute_uncited(answer: Answer, sources: list[Source], embedder) -> None:
     by_n = {s.n: s for s in sources}
     parts = []
     for sentence in answer_sentences(answer.text):
-        best_n, best = max(((s.n, sentence_support(sentence, s.text, embedder)) for s in sources), key=lambda x: x[1])
-        parts.append(f"{sentence} [{best_n}]" if best >= SUPPORTED else f"{sentence} ⚠")
+        best_n, best = max(((s.n, support_check(sentence, s.text, embedder)) for s in sources),
+                           key=lambda x: (x[1].supported, x[1].score))
+        parts.append(f"{sentence} [{best_n}]" if best.supported else f"{sentence} ⚠")
     text, order = renumber(" ".join(parts), set(by_n))
     answer.text = text
     answer.citations = [citation_for(i, by_n[k].hit, quote=by_n[k].text, support=by_n[k].support)
@@ -394,11 +447,43 @@ def says_not_found(text: str) -> bool:
     return bool(re.search(prompts.NOT_FOUND_PATTERN, text, re.IGNORECASE))
 
 
-def mark_unsupported(answer: Answer, embedder) -> list[SentenceCheck]:
-    """Check every cited sentence against its passage(s); append ⚠ to each one they do not back."""
+_FENCE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+
+
+def drop_unsupported(answer: Answer, embedder) -> list[SentenceCheck]:
+    """Check every sentence of a composed answer against the passage(s) it cites (rag.support) and leave out
+    each one they do not back, each uncited one marked ⚠ (attribute_uncited found no source for it) and each
+    one said before; the citations left are renumbered in order of use. Code the model copied stays as it is."""
     passages = {c.n: c.quote for c in answer.citations}
-    checks = check_answer(answer.text, passages, embedder)
-    for check in checks:
-        if not check.supported and check.sentence in answer.text:
-            answer.text = answer.text.replace(check.sentence, check.sentence + " ⚠", 1)
+    checks: list[SentenceCheck] = []
+    seen: set[str] = set()
+    parts, pos = [], 0
+    for block in list(_FENCE_BLOCK.finditer(answer.text)) + [None]:
+        prose = answer.text[pos:block.start() if block else len(answer.text)]
+        for sentence in answer_sentences(prose):
+            cited = [int(m) for m in _CITE.findall(sentence) if int(m) in passages]
+            claim = " ".join(_CITE.sub("", sentence).replace("⚠", "").split())
+            if cited:
+                best = max((support_check(claim, passages[n], embedder) for n in cited),
+                           key=lambda v: (v.supported, v.score))
+                checks.append(SentenceCheck(claim, cited, best.supported, best.score))
+                keep = best.supported
+            else:
+                keep = "⚠" not in sentence
+                if not keep:
+                    checks.append(SentenceCheck(claim, [], False, 0.0))
+            if not keep or claim.lower() in seen:     # a sentence said twice is said once
+                prose = prose.replace(sentence, "", 1)
+            elif claim:
+                seen.add(claim.lower())
+        parts.append(prose)
+        if block:
+            parts.append(block.group())
+            pos = block.end()
+    text = re.sub(r"[ \t]+\n", "\n", re.sub(r"\n{3,}", "\n\n", "".join(parts))).strip()
+    text = re.sub(r"  +", " ", text)
+    by_n = {c.n: c for c in answer.citations}
+    text, order = renumber(text, set(by_n))
+    answer.text = text
+    answer.citations = [dataclasses.replace(by_n[k], n=i) for i, k in enumerate(order, start=1)]
     return checks

@@ -22,7 +22,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 
 from core.embeddings import Embedder
 from core.text import detect_language
@@ -54,6 +53,16 @@ def sentence_windows(text: str, size: int = WINDOW_CHARS) -> list[str]:
     if len(windows) <= 1:
         return [text]
     return [f"{header}\n{w}" if header else w for w in windows]
+
+
+def _relatedness(embedder: Embedder, cosine: float, cross: bool) -> float:
+    """A hit's calibrated score. Across languages (an English question, the multilingual space's chunks) the
+    midpoint of the same-language and cross-language scales: that space's Chinese chunks often quote English
+    words ("at least one event in class S"), which lift their cosine with an English question to the same-
+    language range, and on the cross-language scale alone they outranked every English passage."""
+    if not cross:
+        return embedder.relatedness(cosine)
+    return (embedder.relatedness(cosine) + embedder.relatedness(cosine, cross_language=True)) / 2
 
 
 @dataclass
@@ -178,7 +187,7 @@ class DenseSpaces:
             # language the default one knows (English) meets it across languages, where cosines run lower.
             cross = space is self.multilingual and self.main.embedder.supports(language)
             for i, vector in enumerate(embedder.embed(texts, kind="query")):
-                merged[i] += [VectorHit(h.id, trust * embedder.relatedness(h.score, cross_language=cross), h.payload)
+                merged[i] += [VectorHit(h.id, trust * _relatedness(embedder, h.score, cross), h.payload)
                               for h in self._search_chunks(space, vector, limit)]
         return [sorted(hits, key=lambda h: -h.score)[:limit] for hits in merged]
 

@@ -20,8 +20,11 @@ ANSWER_SYSTEM_LOCAL = (
     "3. Copy names, terms and numbers exactly as the sources write them.\n"
     "4. Answer in the same language as the question.")
 
-ANSWER_USER = "Sources:\n{context}\n\nQuestion: {question}{language_hint}"
-ANSWER_IN_CHINESE = "\n请用中文简要回答，并在每句后标注来源编号，如 [1]。"
+ANSWER_USER = "Sources:\n{context}\n\nQuestion: {question}{instruction}{language_hint}"
+ANSWER_IN_CHINESE = "\n请用中文回答，并在每句后标注来源编号，如 [1]。"
+# an English question over sources in another language: the answer in the question's language, the quotes
+# under it in the original
+ANSWER_IN_ENGLISH = "\nAnswer in English, with the source number after each sentence, like [1]."
 
 NOT_FOUND_PATTERN = r"NOT[ _]IN[ _]DOCUMENTS|sources do not (contain|answer|say|mention)|文档中没有|资料中没有|来源中没有"
 
@@ -35,6 +38,19 @@ NEVER_MENTIONED_ZH = "你的文档中从未出现{words}。"
 QUEUED = ("Your answer is queued: the language model on this computer is answering {n} other question(s) "
           "first. The passages above are ready to read.")
 
+# the support check (rag.support) left sentences out of a composed answer
+DROPPED_NOTICE = "{n} sentence(s) the model wrote were left out: the passages they cite do not say them."
+DROPPED_NOTICE_ZH = "模型写的 {n} 句话没有得到所引段落的支持，已删去。"
+ALL_UNSUPPORTED_NOTICE = ("Nothing the model wrote is backed by the passages it cites, so the passages that answer best "
+                          "are quoted instead.")
+ALL_UNSUPPORTED_NOTICE_ZH = "模型写的内容都没有得到所引段落的支持，下面改为引用最能回答这个问题的段落。"
+
+# a chapter, section or page range the question names that no document has
+SCOPE_NOT_FOUND = "Your documents have no {what}."
+SCOPE_NOT_FOUND_ZH = "你的文档中没有{what}"
+CHAPTERS_HAVE = "{doc} has chapters {first}–{last}"
+CHAPTERS_HAVE_ZH = "{doc} 有第 {first}–{last} 章"
+
 UNSUPPORTED_NOTICE = "Sentences marked ⚠ are not backed by the passage they cite; check them against the source."
 UNSUPPORTED_NOTICE_ZH = "标有 ⚠ 的句子没有得到所引段落的支持，请对照原文核对。"
 
@@ -47,6 +63,11 @@ LLM_FAILED_NOTICE_ZH = "语言模型这次没能写出回答，下面改为引�
 
 MEMORY_CONTEXT = (
     "What you remember about this user (their notes and past questions; never cite these as sources):\n{memory}")
+
+# An English question about a Chinese book (or the reverse) is also searched in the book's language
+TRANSLATE = ("Translate the question below into {language}. Keep technical terms as that language writes them. "
+             "Output only the translation.\n\nQuestion: {question}")
+LANGUAGE_NAMES = {"zh": "Chinese (简体中文)", "en": "English"}
 
 MQE = (
     "Write {n} different search queries that would find passages answering the question below. "

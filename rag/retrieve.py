@@ -46,12 +46,17 @@ class RetrievalOptions:
     hyde: bool = False
     rerank: bool = False
     candidates: int = 50
+    within: frozenset[str] | None = None   # only these chunk ids (a chapter or pages the question names)
+    also: tuple[str, ...] = ()             # more queries searched with the question (its translation)
 
     @classmethod
     def from_settings(cls, s: Settings, **overrides) -> "RetrievalOptions":
         base = dict(mode=s.retrieval_mode, top_k=s.top_k, mqe=s.use_mqe, hyde=s.use_hyde,
                     rerank=bool(s.reranker_model), candidates=s.candidates)
         base.update({k: v for k, v in overrides.items() if v is not None})
+        if base.get("within") is not None:
+            base["within"] = frozenset(base["within"])
+        base["also"] = tuple(base.get("also") or ())
         if base["mode"] not in ("hybrid", "dense", "bm25"):
             raise ValueError(f"unknown retrieval mode {base['mode']!r}; use hybrid, dense or bm25")
         return cls(**base)
@@ -234,6 +239,12 @@ def focus_documents(scores: dict[str, float], *, max_docs: int = 3) -> list[str]
     return ranked[:max_docs] if len(ranked) < n / 2 else []
 
 
+def _ordinal(chunk_id: str) -> int:
+    """A chunk id is "<doc id>:<ordinal>"."""
+    tail = chunk_id.rsplit(":", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
 def spread_pages(fused: list, chunks: dict, per_page: int) -> list:
     """The fused list with at most `per_page` chunks of any one page before other pages' chunks: a
     page's table split into five chunks should not fill the five places a person looks at (and the
@@ -258,6 +269,10 @@ class Retriever:
         focus = focus_documents(document_scores(
             question, {d: document_context(name, title) for d, (name, title) in docs.items()}))
         rankings = self._rankings(user_id, queries, hyde_text, options, focus)
+        if options.within is not None:
+            rankings = {name: [cid for cid in ids if cid in options.within] for name, ids in rankings.items()}
+            # every chunk of a small scope stays a candidate, in its order, after those the retrievers found
+            rankings["scope"] = sorted(options.within, key=_ordinal)[:options.candidates]
 
         # An embedder that does not know the question's language ranks at random; let it only break ties.
         dense_weight = self.settings.dense_weight if self.dense.knows(detect_language(question)) \
@@ -269,6 +284,8 @@ class Retriever:
                 weights[name] = weights.get(name, 1.0) * self.settings.focus_weight
         if "statement" in weights:
             weights["statement"] = self.settings.statement_weight
+        if "scope" in weights:
+            weights["scope"] = 0.1
         fused = reciprocal_rank_fusion(rankings, k=self.settings.rrf_k, weights=weights)
         pool_size = max(options.top_k, self.settings.rerank_candidates if options.rerank else options.top_k)
         chunks = {}
@@ -293,7 +310,7 @@ class Retriever:
 
     def _expand(self, question: str, options: RetrievalOptions, warnings: list[str]) -> tuple[list[str], str | None]:
         """The queries to search (the question first, then MQE rewrites) and the HyDE passage, if asked."""
-        queries, hyde_text = [question], None
+        queries, hyde_text = [question, *options.also], None
         if (options.mqe or options.hyde) and self.llm is None:
             warnings.append(Notice("Query expansion (MQE/HyDE) needs a language model; searched with the question "
                                    "only.", key="notice_expansion_needs_llm"))
@@ -318,7 +335,7 @@ class Retriever:
             dense_texts = queries + ([hyde_text] if hyde_text else [])
             # Over-fetch the question's list and filter here: local Qdrant's payload filter costs ~150 ms
             # at 20k points, and gave the same FinanceBench figures as this.
-            limit = options.candidates * (8 if focus else 1)
+            limit = options.candidates * (8 if focus or options.within is not None else 1)
             found_lists = self.dense.search(dense_texts, limit, detect_language(queries[0]))
             for i, found in enumerate(found_lists):
                 name = "hyde" if hyde_text and i == len(dense_texts) - 1 else f"dense{i}"
@@ -327,9 +344,11 @@ class Retriever:
                     rankings["dense_focus"] = [h.id for h in found if h.payload.get("doc_id") in focus
                                                ][:options.candidates]
         if options.mode in ("hybrid", "bm25"):
+            scope_docs = sorted({cid.rsplit(":", 1)[0] for cid in options.within}) if options.within is not None else None
             for i, q in enumerate(queries):
                 rankings[f"bm25{i}"] = [cid for cid, _ in self.store.bm25_search(
-                    user_id, q, options.candidates, heading_weight=self.settings.bm25_heading_weight)]
+                    user_id, q, options.candidates * (8 if scope_docs else 1), doc_ids=scope_docs,
+                    heading_weight=self.settings.bm25_heading_weight)]
             if focus:
                 rankings["bm25_focus"] = [cid for cid, _ in self.store.bm25_search(
                     user_id, queries[0], options.candidates, doc_ids=focus,

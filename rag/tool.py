@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import logging
+import re
 import shutil
 import sqlite3
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,8 +25,8 @@ from core.settings import Settings, get_settings
 from core.text import clean_document_name, detect_language, search_tokens
 from core.vectors import get_vector_store
 from rag import prompts
-from rag.answer import (add_supporting_quote, attribute_uncited, citation_for, extractive_answer, focused_sources,
-                        has_words, mark_unsupported, refusal, says_not_found, stream_composed_answer,
+from rag.answer import (Source, add_supporting_quote, attribute_uncited, citation_for, drop_unsupported,
+                        extractive_answer, focused_sources, has_words, refusal, says_not_found, stream_composed_answer,
                         whole_chunk_sources)
 from rag.abbreviations import spell_out
 from rag.focus import search_focus
@@ -33,13 +37,88 @@ from rag.dense import DenseSpaces, Progress
 from rag.figures import extract_figures, figures_dir, load_figures, remove_figures, save_figures
 from rag.ocr import remove_ocr_lines, save_ocr_lines
 from rag.reconcile import ReconcileReport, process_identity, reconcile_once
-from rag.retrieve import RAG_COLLECTION, RetrievalOptions, RetrievalResult, Retriever
+from rag.outline import Outline, build_outline, chunks_under
+from rag.plan import QuestionPlan, plan_question
+from rag.retrieve import RAG_COLLECTION, RetrievalOptions, RetrievalResult, Retriever, document_scores
+from rag.scope import Scope
+from rag.shapes import Shape, compare_answer, hit_of, shape_of, summary_answer
 from rag.store import MAX_COUNTED_TERMS, DocumentRecord, DocumentStore
-from rag.types import Answer, ConvertedDocument, IngestResult, SearchHit, SourcesEvent
+from rag.summary import digest_chapters, digest_chunks, digest_node
+from rag.support import check as support_check
+from rag.types import Answer, Chunk, ConvertedDocument, IngestResult, SearchHit, SourcesEvent
 
 log = logging.getLogger(__name__)
 
 _doc_stores: ProcessRegistry[DocumentStore] = ProcessRegistry()
+
+
+@dataclasses.dataclass
+class DocumentOutline:
+    """A document's outline (rag.outline), its language and its chunks, read once per process."""
+    outline: Outline
+    language: str
+    chunks: list[Chunk]
+
+
+OUTLINES_KEPT = 16
+_outlines: OrderedDict[tuple, DocumentOutline] = OrderedDict()
+_outlines_lock = threading.Lock()
+
+
+def _mentions(text: str, side: str) -> bool:
+    """Whether a unit names one side of a comparison (a Chinese side by its characters, an English one by its
+    words' stems); a side in another language than the text is taken as named (meaning decided it)."""
+    if detect_language(side) != detect_language(text):
+        return True
+    if re.search(r"[\u4e00-\u9fff]", side):
+        return side in text
+    words = [w for w in search_tokens(side)]
+    found = set(search_tokens(text))
+    stems = {w.rstrip("s") for w in found}
+    return bool(words) and all(w in found or w.rstrip("s") in stems for w in words)
+
+
+_translations: OrderedDict[tuple[str, str], str | None] = OrderedDict()
+
+
+def _best_of(*lists: list[Evidence]) -> list[Evidence]:
+    """Units scored twice (for the question and for its translation), each at its better score, best first."""
+    best: dict[tuple[str, int], Evidence] = {}
+    for evidence in lists:
+        for ev in evidence:
+            key = (ev.hit.chunk.chunk_id, ev.unit.start)
+            if key not in best or ev.score > best[key].score:
+                best[key] = ev
+    return sorted(best.values(), key=lambda ev: -ev.score)
+
+
+def _interleaved(*lists: list[Evidence]) -> list[Evidence]:
+    """The lists' items taken in turns, each unit once: a comparison's sources show both sides."""
+    out, seen = [], set()
+    for group in zip(*[lst + [None] * (max(map(len, lists)) - len(lst)) for lst in lists]):
+        for ev in group:
+            if ev is not None and (ev.hit.chunk.chunk_id, ev.unit.start) not in seen:
+                seen.add((ev.hit.chunk.chunk_id, ev.unit.start))
+                out.append(ev)
+    return out
+
+
+def _checked_text(text: str, passages: dict[int, str], embedder, notices: list, zh: bool) -> str:
+    """A composed text with the sentences their cited passages do not back left out (rag.support)."""
+    kept, dropped = [], 0
+    for sentence in re.split(r"(?<=[.!?。！？])\s*", text):
+        cited = [int(n) for n in re.findall(r"\[(\d{1,3})\]", sentence) if int(n) in passages]
+        claim = re.sub(r"\[\d{1,3}\]", "", sentence).strip()
+        if not claim:
+            continue
+        if cited and any(support_check(claim, passages[n], embedder).supported for n in cited):
+            kept.append(sentence.strip())
+        else:
+            dropped += 1
+    if dropped:
+        notices.append(Notice(prompts.DROPPED_NOTICE_ZH.format(n=dropped) if zh else
+                              prompts.DROPPED_NOTICE.format(n=dropped), key="notice_dropped", n=dropped))
+    return " ".join(kept)
 
 
 def searched_text(question: str) -> str:
@@ -305,55 +384,243 @@ class RAGTool:
         n_chunks, found = self.store.term_document_counts(self.user_id, terms)
         return QuestionTerms(focus, {t: found.get(t, 0) for t in terms}, n_chunks)
 
-    def evidence(self, question: str, hits: list[SearchHit], terms: QuestionTerms | None = None) -> list[Evidence]:
-        """The units of the hits scored as answers to the question (rag.evidence), best first."""
+    def evidence(self, question: str, hits: list[SearchHit], terms: QuestionTerms | None = None,
+                 kind: str | None = None) -> list[Evidence]:
+        """The units of the hits scored as answers to the question (rag.evidence), best first; `kind` (rag.kinds)
+        says what the question looks for beside its words (a reason, code, an example)."""
         focus, df, n_chunks = terms or self.question_terms(question)
         weights = discount_statement_names(discount_document_names(question_weights(focus, df, n_chunks), hits), focus)
-        return score_evidence(focus, hits, self.dense, weights)
+        return score_evidence(focus, hits, self.dense, weights, kind=kind)
 
     def unknown_words(self, question: str, terms: QuestionTerms | None = None) -> list[str]:
         """Words of the question that none of this person's chunks contains (rag.evidence.unknown_words)."""
         return unknown_words(*(terms or self.question_terms(question)))
 
+    # -- what a question asks for (rag.plan) ------------------------------------------------------
+    def document_outline(self, doc_id: str) -> DocumentOutline:
+        """A document's outline, language and chunks, read once per process (a doc_id is a content hash)."""
+        with _outlines_lock:
+            key = (self.user_id, doc_id, str(self.settings.data_dir))
+            cached = _outlines.get(key)
+            if cached is None:
+                chunks = self.store.chunks_of(self.user_id, doc_id)
+                sample = " ".join(c.text[:300] for c in chunks[:: max(1, len(chunks) // 12)][:12])
+                cached = DocumentOutline(build_outline(doc_id, chunks), detect_language(sample), chunks)
+                _outlines[key] = cached
+                while len(_outlines) > OUTLINES_KEPT:
+                    _outlines.pop(next(iter(_outlines)))
+            return cached
+
+    def named_documents(self, question: str, docs: list[DocumentRecord]) -> list[str]:
+        """The documents the question names by file name or title ("the pumpkin book", "Think Python")."""
+        scores = document_scores(question, {d.doc_id: document_context(d.name, d.title) for d in docs})
+        best = max(scores.values(), default=0.0)
+        return [d for d, score in scores.items() if best > 0 and score >= 0.75 * best] if len(docs) > 1 else []
+
+    def plan(self, question: str, docs: list[DocumentRecord] | None = None) -> QuestionPlan:
+        docs = self.store.list_documents(self.user_id) if docs is None else docs
+        outlines = {d.doc_id: self.document_outline(d.doc_id) for d in docs}
+        return plan_question(searched_text(question), {d: o.outline for d, o in outlines.items()},
+                             {d.doc_id: d.name for d in docs}, {d: o.language for d, o in outlines.items()},
+                             self.named_documents(question, docs))
+
+    def scope_chunks(self, scope: Scope) -> list[Chunk]:
+        chunks = self.document_outline(scope.doc_id).chunks
+        if scope.node is not None:
+            return chunks_under(scope.node, chunks)
+        if scope.pages is not None:
+            a, b = scope.pages
+            return [c for c in chunks if c.page_start is not None and c.page_start <= b and (c.page_end or a) >= a]
+        return chunks
+
+    # -- answers ------------------------------------------------------------------------------------
     def ask_stream(self, question: str, *, history: list[dict] | None = None, memory_context: str | None = None,
                    **options) -> Iterator[str | SourcesEvent | Answer]:
         """Yield a SourcesEvent (the passages, at once), then the answer's text as it is written, then
-        the final Answer (always last). Weak evidence gives "not in your documents" with related passages;
-        no LLM gives the extractive answer; an LLM composes one whose cited sentences are then checked."""
+        the final Answer (always last). The question's plan (rag.plan) picks the answer's shape: a summary of
+        the chapter it names, a comparison, an explanation … Weak evidence gives "not in your documents" with
+        related passages; no LLM gives the extractive answer; an LLM composes one whose cited sentences are
+        then checked (rag.support), those their passage does not back left out."""
         started = time.perf_counter()
-        if not self.store.list_documents(self.user_id):
+        docs = self.store.list_documents(self.user_id)
+        if not docs:
             yield Answer(question=question, text=prompts.NO_DOCUMENTS, citations=[], mode="none")
             return
-        result = self.retrieve(question, **options)
-        hits = result.answering_hits
-        notices = list(result.warnings)
-        terms = self.question_terms(question)
-        evidence = self.evidence(question, hits, terms) if hits else []
-        unknown = self.unknown_words(question, terms)
-        if evidence_strength(evidence, unknown) < self.settings.answer_min_support:
-            answer = refusal(question, evidence, hits, unknown_words=unknown)
-            yield SourcesEvent(answer.related, related=True, search_query=question)
+        plan = self.plan(question, docs)
+        notices: list = []
+        queries: list[str] = [question]
+        if plan.missing_scope:
+            answer = self._scope_not_found(question, plan, docs)
+            yield SourcesEvent([], related=True, search_query=question)
             yield answer.text
-        elif self.llm is None:
-            answer = extractive_answer(question, evidence)
-            notices.insert(0, prompts.EXTRACTIVE_NOTICE)
-            yield SourcesEvent(answer.citations, search_query=question)
-            yield answer.text
+        elif plan.summarizes:
+            answer = yield from self._summary(question, plan, notices)
         else:
-            answer = yield from self._composed(question, hits, evidence, history, memory_context, notices)
+            answer = yield from self._answer(question, plan, history, memory_context, notices, queries, options)
+        answer.kind = plan.kind
         answer.notices = list(dict.fromkeys(n for n in notices if n))   # each a Notice: the UI translates it
         answer.notice = " ".join(answer.notices)
-        answer.queries = result.queries
+        answer.queries = queries
         answer.seconds = time.perf_counter() - started
         yield answer
 
-    def _composed(self, question, hits, evidence, history, memory_context, notices) -> Iterator:
+    def _answer(self, question, plan: QuestionPlan, history, memory_context, notices, queries, options) -> Iterator:
+        """Retrieval (within the scope the question names), evidence, then the answer in the plan's shape."""
+        within = frozenset(c.chunk_id for c in self.scope_chunks(plan.scope)) if plan.scope else None
+        translation = self._translation(question, plan)
+        result = self.retrieve(question, within=within, also=(translation,) if translation else (), **options)
+        queries[:] = result.queries
+        hits = result.answering_hits
+        notices.extend(result.warnings)
+        terms = self.question_terms(question)
+        evidence = self.evidence(question, hits, terms, kind=plan.kind) if hits else []
+        if translation and hits:     # units in the other language, judged by their words
+            evidence = _best_of(evidence, self.evidence(translation, hits, kind=plan.kind))
+        unknown = self.unknown_words(question, terms)
+        sides = self._sides(plan, evidence, within, options) if plan.sides else None
+        strength = evidence_strength(evidence, unknown)
+        if sides is not None:
+            strength = max(strength, min(evidence_strength(sides[0]), evidence_strength(sides[1])))
+        shape = shape_of(plan.kind)
+        if strength < self.settings.answer_min_support:
+            answer = refusal(question, evidence, hits, unknown_words=unknown)
+            yield SourcesEvent(answer.related, related=True, search_query=question)
+            yield answer.text
+            return answer
+        if self.llm is None:
+            answer = None
+            if sides is not None:
+                answer = compare_answer(question, plan.sides, sides[:2], sides[2], zh=plan.language == "zh")
+            if answer is None:
+                answer = extractive_answer(question, evidence, max_quotes=shape.max_quotes, budget=shape.budget,
+                                           lead_sentences=shape.lead_sentences)
+            notices.insert(0, prompts.EXTRACTIVE_NOTICE)
+            yield SourcesEvent(answer.citations, search_query=question)
+            yield answer.text
+            return answer
+        if sides is not None:   # the model reads both sides' best passages, and the quotes under it show both
+            evidence = _interleaved(sides[2], sides[0], sides[1], evidence)
+        return (yield from self._composed(question, hits, evidence, history, memory_context, notices, shape))
+
+    def _translation(self, question: str, plan: QuestionPlan) -> str | None:
+        """The question in the language of the documents it is about, when they are in another one (an English
+        question about a Chinese book): searched too, and the other language's passages judged by it. Only with
+        a model; None otherwise or when it fails."""
+        if self.llm is None:
+            return None
+        languages = ({self.document_outline(plan.scope.doc_id).language} if plan.scope else
+                     {self.document_outline(d.doc_id).language for d in self.store.list_documents(self.user_id)})
+        other = sorted(languages - {plan.language})
+        if not other:
+            return None
+        key = (question, other[0])
+        if key in _translations:
+            return _translations[key]
+        try:
+            text = self.llm.complete([{"role": "user", "content": prompts.TRANSLATE.format(
+                language=prompts.LANGUAGE_NAMES.get(other[0], other[0]), question=question)}],
+                max_tokens=80, temperature=0.0).strip().strip('"“”').splitlines()[0].strip()
+        except (LLMError, IndexError):
+            log.warning("translating the question failed; searching it as asked", exc_info=True)
+            return None
+        translated = text if text and detect_language(text) == other[0] else None
+        _translations[key] = translated
+        while len(_translations) > 256:
+            _translations.pop(next(iter(_translations)))
+        return translated
+
+    def _sides(self, plan: QuestionPlan, evidence: list[Evidence], within, options) -> tuple:
+        """For a comparison: each side's best evidence, searched on its own, and the units naming both."""
+        out = []
+        for side in plan.sides:
+            asked = f"什么是{side}？" if plan.language == "zh" else f"What is {side}?"
+            hits = self.retrieve(asked, within=within, **options).answering_hits
+            found = self.evidence(asked, hits, kind="explain") if hits else []
+            out.append([e for e in found if _mentions(e.unit.text, side)] or found)
+        both = [e for e in evidence if all(_mentions(e.unit.text, side) for side in plan.sides)]
+        return out[0], out[1], both
+
+    def _scope_not_found(self, question: str, plan: QuestionPlan, docs: list[DocumentRecord]) -> Answer:
+        """One sentence: the chapter (section, pages) asked for is in no document, and what the documents have."""
+        zh = plan.language == "zh"
+        have = []
+        for d in docs:
+            numbers = [n.number for n in self.document_outline(d.doc_id).outline.chapters() if n.number]
+            if numbers:
+                have.append(prompts.CHAPTERS_HAVE_ZH.format(doc=d.name, first=numbers[0], last=numbers[-1]) if zh
+                            else prompts.CHAPTERS_HAVE.format(doc=d.name, first=numbers[0], last=numbers[-1]))
+        what = plan.request.phrase.strip()
+        text = (prompts.SCOPE_NOT_FOUND_ZH if zh else prompts.SCOPE_NOT_FOUND).format(what=what)
+        if have:
+            text += ("" if zh else " ") + ("；" if zh else "; ").join(have) + ("。" if zh else ".")
+        return Answer(question=question, text=text, citations=[], mode="none", refused=True)
+
+    def _summary(self, question: str, plan: QuestionPlan, notices: list) -> Iterator:
+        """The scope's sections in order, each with its key sentence (rag.summary), a model's overview on top
+        when there is a model (cached: asking again is instant). Never refused: the scope exists."""
+        scope = plan.scope
+        record = self.store.get_document(self.user_id, scope.doc_id)
+        outline = self.document_outline(scope.doc_id)
+        if scope.node is not None:
+            digest = digest_node(scope.node, outline.chunks)
+        elif scope.pages is not None:
+            digest = digest_chunks(scope.label, self.scope_chunks(scope))
+        else:
+            digest = digest_chapters(record.title or record.name, outline.outline.chapters(), outline.chunks)
+        zh = plan.language == "zh"
+        base = summary_answer(question, digest, record.name, record.title, zh=zh)
+        yield SourcesEvent(base.citations, search_query=question)
+        head, _, rest = base.text.partition("\n\n")
+        yield head
+        overview = ""
+        if self.llm is not None and digest.sections:
+            overview = yield from self._overview(question, scope, base, outline.chunks, record, zh, notices)
+        else:
+            notices.insert(0, prompts.EXTRACTIVE_NOTICE)
+        yield "\n\n" + rest
+        text = "\n\n".join(x for x in (head, overview, rest) if x)
+        return Answer(question=question, text=text, citations=base.citations, mode="llm" if overview else "extractive",
+                      llm=self.llm.model if overview else "none")
+
+    def _overview(self, question, scope: Scope, base: Answer, chunks, record, zh: bool, notices) -> Iterator:
+        """A model's two or three sentences over the summary's cited lines, each sentence checked; kept per scope
+        and model in the store. Returns the overview ('' when the model gives nothing that holds)."""
+        key = json.dumps({"path": list(scope.node.path) if scope.node else None, "pages": scope.pages,
+                          "lang": "zh" if zh else "en"}, ensure_ascii=False)
+        method = f"overview:{self.llm.model}"
+        cached = self.store.get_summary(self.user_id, scope.doc_id, key, method)
+        if cached is not None:
+            if cached:
+                yield "\n\n" + cached
+            return cached
+        by_id = {c.chunk_id: c for c in chunks}
+        sources = [Source(c.n, hit_of(by_id[c.chunk_id], record.name, record.title), c.quote, 1.0)
+                   for c in base.citations if c.chunk_id in by_id]
+        shape = shape_of("summarize")
+        try:
+            yield "\n\n"
+            composed = None
+            for item in stream_composed_answer(scope.label, sources, self.llm, system=prompts.ANSWER_SYSTEM_LOCAL,
+                                               max_tokens=shape.max_tokens, bare_labels=True,
+                                               instruction=shape.instruction_for(zh), renumber_citations=False):
+                if isinstance(item, Answer):
+                    composed = item
+                else:
+                    yield item
+        except LLMError as exc:
+            log.warning("the overview of %s failed: %s", scope.label, exc)
+            return ""
+        kept = _checked_text(composed.text, {s.n: s.text for s in sources}, self.dense, notices, zh)
+        self.store.put_summary(self.user_id, scope.doc_id, key, method, kept)
+        return kept
+
+    def _composed(self, question, hits, evidence, history, memory_context, notices, shape: Shape) -> Iterator:
         """The LLM's answer over the passages (a few focused excerpts for a local model, whole chunks
         for an endpoint); the extractive answer if the model fails; a refusal if it finds nothing."""
         local = getattr(self.llm, "is_local", False)
         if local:
             sources = focused_sources(evidence, self.settings.llm_context_tokens)
-            system, max_tokens = prompts.ANSWER_SYSTEM_LOCAL, self.settings.llm_local_max_tokens
+            system, max_tokens = prompts.ANSWER_SYSTEM_LOCAL, min(self.settings.llm_local_max_tokens, shape.max_tokens)
         else:
             sources = whole_chunk_sources(hits, self.settings.context_tokens, evidence)
             system, max_tokens = prompts.ANSWER_SYSTEM, self.settings.llm_max_tokens
@@ -362,50 +629,55 @@ class RAGTool:
                            search_query=question,
                            waiting_for=Notice(prompts.QUEUED.format(n=waiting), key="notice_queued", n=waiting)
                            if waiting else "")
+        zh = detect_language(question) == "zh"
         emitted = False
         try:
             answer = None
             for item in stream_composed_answer(question, sources, self.llm, system=system, history=history,
                                                memory_context=memory_context, max_tokens=max_tokens,
-                                               bare_labels=local):
+                                               bare_labels=local, instruction=shape.instruction_for(zh)):
                 if isinstance(item, Answer):
                     answer = item
                 else:
                     emitted = True
                     yield item
         except LLMError as exc:
-            zh = detect_language(question) == "zh"
             notices.append(Notice(prompts.LLM_FAILED_NOTICE_ZH, key="notice_llm_failed_general") if zh else
                            Notice(prompts.LLM_FAILED_NOTICE.format(error=exc), key="notice_llm_failed",
                                   error=Notice.of(exc)))
-            return (yield from self._extractive_instead(question, evidence, emitted))
+            return (yield from self._extractive_instead(question, evidence, emitted, shape))
         if answer.text and not has_words(answer.text):   # a small model may write only "[1] [2] [3]"
-            notices.append(Notice(prompts.LLM_FAILED_NOTICE_ZH if detect_language(question) == "zh" else
-                                  prompts.LLM_NO_ANSWER_NOTICE, key="notice_llm_failed_general"))
-            return (yield from self._extractive_instead(question, evidence, emitted))
+            notices.append(Notice(prompts.LLM_FAILED_NOTICE_ZH if zh else prompts.LLM_NO_ANSWER_NOTICE,
+                                  key="notice_llm_failed_general"))
+            return (yield from self._extractive_instead(question, evidence, emitted, shape))
         if says_not_found(answer.text) or not answer.text:
             refused = refusal(question, evidence, hits)
             refused.llm = answer.llm
             return refused
         attribute_uncited(answer, sources, self.dense)
-        answer.checks = mark_unsupported(answer, self.dense)
-        quoted = add_supporting_quote(answer, evidence)
+        answer.checks = drop_unsupported(answer, self.dense)
+        dropped = sum(1 for c in answer.checks if not c.supported)
+        if not has_words(answer.text):      # nothing the model wrote holds: the passages answer instead
+            notices.append(Notice(prompts.ALL_UNSUPPORTED_NOTICE_ZH if zh else prompts.ALL_UNSUPPORTED_NOTICE,
+                                  key="notice_all_unsupported"))
+            return (yield from self._extractive_instead(question, evidence, True, shape))
+        quoted = add_supporting_quote(answer, evidence, budget=shape.budget)
         if quoted:
             yield quoted
         if not answer.citations:   # nothing the model wrote is backed by a source: the sources still show
             answer.citations = [citation_for(s.n, s.hit, quote=s.text, support=s.support) for s in sources]
-        if "⚠" in answer.text:
-            zh = detect_language(question) == "zh"
-            notices.append(Notice(prompts.UNSUPPORTED_NOTICE_ZH if zh else prompts.UNSUPPORTED_NOTICE,
-                                  key="notice_unsupported"))
+        if dropped:
+            notices.append(Notice(prompts.DROPPED_NOTICE_ZH.format(n=dropped) if zh else
+                                  prompts.DROPPED_NOTICE.format(n=dropped), key="notice_dropped", n=dropped))
         return answer
 
     @staticmethod
-    def _extractive_instead(question: str, evidence: list[Evidence], emitted: bool) -> Iterator:
+    def _extractive_instead(question: str, evidence: list[Evidence], emitted: bool, shape: Shape) -> Iterator:
         """The extractive answer after whatever the model streamed, when the model gave nothing to read."""
         if emitted:
             yield "\n\n"
-        answer = extractive_answer(question, evidence)
+        answer = extractive_answer(question, evidence, max_quotes=shape.max_quotes, budget=shape.budget,
+                                   lead_sentences=shape.lead_sentences)
         yield answer.text
         return answer
 

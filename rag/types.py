@@ -131,6 +131,7 @@ class Answer:
     related: list[Citation] = field(default_factory=list)   # the closest passages, shown when refused
     llm: str = "none"                # the model that composed the text, or "none"
     checks: list = field(default_factory=list)   # rag.evidence.SentenceCheck per cited sentence (composed answers)
+    kind: str = ""                   # what the question asked for (rag.kinds): lookup, explain, compare, summarize …
 
 
 @dataclass

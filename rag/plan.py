@@ -1,0 +1,53 @@
+"""What a question asks for, read before anything is searched: its kind, its scope, what it compares.
+
+`plan_question` joins rag.kinds (lookup, explain, compare, summarize, example, why, howto), rag.scope (a
+chapter, section, page range or the whole book, resolved against the documents' outlines) and rag.compare
+(the two sides of a comparison). RAGTool.ask_stream answers by the plan.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.text import detect_language
+from rag.compare import comparison_sides
+from rag.kinds import classify_kind
+from rag.outline import Outline
+from rag.scope import Scope, ScopeRequest, read_scope, resolve_scope
+
+
+@dataclass
+class QuestionPlan:
+    question: str
+    kind: str
+    confidence: float
+    request: ScopeRequest
+    scope: Scope | None
+    sides: tuple[str, str] | None
+    language: str
+
+    @property
+    def missing_scope(self) -> bool:
+        """The question names a chapter, section or pages that no document has."""
+        return bool(self.request.unit) and self.scope is None
+
+    @property
+    def summarizes(self) -> bool:
+        return self.kind == "summarize" and self.scope is not None
+
+
+def plan_question(question: str, outlines: dict[str, Outline], names: dict[str, str], languages: dict[str, str],
+                  named_docs: list[str]) -> QuestionPlan:
+    decision = classify_kind(question)
+    request = read_scope(question)
+    scope = resolve_scope(request, outlines, names, question=question, named_docs=named_docs, languages=languages)
+    if scope is None and request.whole_document and not request.unit and len(outlines) == 1:
+        scope = Scope(next(iter(outlines)), next(iter(names.values())))
+    kind = decision.kind
+    sides = comparison_sides(question) if kind == "compare" or decision.scores.get("compare", 0) >= 0.2 else None
+    if sides and kind not in ("compare", "why", "howto"):
+        kind = "compare"          # "list vs tuple?" names two sides: whatever else it asks, it compares them
+    # "What does chapter 4 cover?", "第三章讲了什么": a chapter named with nothing more specific asked of it
+    if request.unit in ("chapter", "pages") and scope is not None and kind in ("lookup", "explain") and \
+            decision.scores.get("summarize", 0) >= 0.15:
+        kind = "summarize"
+    return QuestionPlan(question, str(kind), decision.confidence, request, scope, sides, detect_language(question))

@@ -1,0 +1,154 @@
+"""How each kind of question is answered: the shape a good tutor gives it, from the document's own words.
+
+- lookup: the sentence that answers, then a few that back it (rag.answer.extractive_answer);
+- explain / why: the definition or the reason first, with the sentences that carry it on, then support;
+- example / how-to: the book's code or steps whole, under the sentence that introduces them;
+- compare: each side retrieved on its own and set side by side, a sentence naming both first;
+- summarize: the scope's sections in order, one key sentence each, then its key terms (rag.summary).
+With a model, the model writes the opening in plain words (`Shape.instruction`, checked sentence by sentence)
+and the same quotes follow it. Every line is cited.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rag.answer import citation_for
+from rag.evidence import Evidence
+from rag.summary import Digest, KeySentence
+from rag.types import Answer, Citation, SearchHit
+
+
+@dataclass(frozen=True)
+class Shape:
+    kind: str
+    budget: int                 # characters of the extractive answer, quotes included
+    max_quotes: int             # supporting quotes after the lead
+    lead_sentences: int         # sentences after the best unit shown with it
+    instruction: str            # what a composing model is asked to do, beyond citing (English)
+    instruction_zh: str
+    max_tokens: int             # a local model's longest answer
+
+    def instruction_for(self, zh: bool) -> str:
+        return self.instruction_zh if zh else self.instruction
+
+
+SHAPES: dict[str, Shape] = {
+    "lookup": Shape("lookup", 600, 3, 0, "", "", 160),
+    "explain": Shape("explain", 1000, 3, 2, "Explain it in plain words: first what it is, then how it works.",
+                     "用通俗的话解释：先说它是什么，再说它如何起作用。", 220),
+    "why": Shape("why", 1000, 3, 2, "Give the reason first, then explain it.", "先说原因，再解释。", 220),
+    "howto": Shape("howto", 1100, 3, 2, "Give the steps in order. Keep code exactly as the sources write it.",
+                   "按顺序给出步骤，代码和公式照来源原样写。", 240),
+    "example": Shape("example", 1100, 2, 1, "Show the example from the sources and say what it shows.",
+                     "给出来源中的例子，并说明它说明了什么。", 220),
+    "compare": Shape("compare", 1000, 2, 1, "Say how the two differ and when to use which.",
+                     "说明两者的区别，以及各自适用的情况。", 240),
+    "summarize": Shape("summarize", 1600, 5, 0, "Say in two or three sentences what this part teaches overall.",
+                       "用两三句话概括这部分主要讲了什么。", 200),
+}
+
+
+def shape_of(kind: str) -> Shape:
+    return SHAPES.get(kind, SHAPES["lookup"])
+
+
+def hit_of(chunk, doc_name: str, doc_title: str) -> SearchHit:
+    """A chunk as a hit, to cite it (summaries cite chunks they did not retrieve)."""
+    return SearchHit(chunk=chunk, doc_name=doc_name, doc_title=doc_title, score=1.0, rank=1)
+
+
+class _Citations:
+    """Citations numbered in order of first use, one per chunk."""
+
+    def __init__(self):
+        self.items: list[Citation] = []
+        self._by_chunk: dict[str, Citation] = {}
+
+    def mark(self, hit: SearchHit, quote: str, support: float | None = None) -> str:
+        cited = self._by_chunk.get(hit.chunk.chunk_id)
+        if cited is None:
+            cited = citation_for(len(self.items) + 1, hit, quote=quote, support=support)
+            self.items.append(cited)
+            self._by_chunk[hit.chunk.chunk_id] = cited
+        elif quote not in cited.quote:
+            extra = citation_for(cited.n, hit, quote=quote)
+            cited.quote += " … " + quote
+            if cited.page_start is not None and extra.page_start is not None:
+                cited.page_start = min(cited.page_start, extra.page_start)
+                cited.page_end = max(cited.page_end, extra.page_end)
+        return f"[{cited.n}]"
+
+
+def _pages(a: int | None, b: int | None, zh: bool) -> str:
+    if a is None:
+        return ""
+    if zh:
+        return f"第 {a} 页" if a == b or b is None else f"第 {a}–{b} 页"
+    return f"p. {a}" if a == b or b is None else f"pp. {a}–{b}"
+
+
+# -- summarize -------------------------------------------------------------------------------------------
+
+def summary_answer(question: str, digest: Digest, doc_name: str, doc_title: str, *, zh: bool,
+                   overview: str = "") -> Answer:
+    """The digest as an answer: a line naming the scope, an overview if a model wrote one, each section with
+    its key sentence (cited), then the key terms."""
+    cites = _Citations()
+    pages = _pages(digest.page_start, digest.page_end, zh)
+    n = len(digest.sections)
+    if zh:
+        head = f"**{digest.title}**" + (f"（{pages}）" if pages else "") + (f"共 {n} 节：" if n > 1 else "：")
+    else:
+        head = f"**{digest.title}**" + (f" ({pages})" if pages else "") + (f" covers {n} sections:" if n > 1 else ":")
+    lines = [head]
+    if overview:
+        lines.append(overview)
+    bullets = []
+    for section in digest.sections:
+        said = " ".join(f"{s.text} {cites.mark(hit_of(s.chunk, doc_name, doc_title), s.text)}"
+                        for s in section.sentences)
+        where = _pages(section.page_start, section.page_start, zh)
+        label = f"**{section.name}**" + ((f"（{where}）" if zh else f" ({where})") if where else "")
+        bullets.append(f"- {label}{'：' if zh else ': '}{said}")
+    lines.append("\n".join(bullets))
+    if digest.terms:
+        first: KeySentence = digest.terms[0][1]
+        mark = cites.mark(hit_of(first.chunk, doc_name, doc_title), first.text)
+        names = ("、" if zh else ", ").join(term for term, _ in digest.terms)
+        lines.append(f"**{'关键术语' if zh else 'Key terms'}{'：' if zh else ':'}** {names} {mark}")
+    return Answer(question=question, text="\n\n".join(lines), citations=cites.items, mode="extractive")
+
+
+def digest_sources(digest: Digest) -> list[tuple[str, KeySentence]]:
+    """The digest's lines a model reads to write an overview: (section name, its key sentence)."""
+    return [(section.name, s) for section in digest.sections for s in section.sentences]
+
+
+# -- compare ---------------------------------------------------------------------------------------------
+
+def compare_answer(question: str, sides: tuple[str, str], side_evidence: tuple[list[Evidence], list[Evidence]],
+                   both: list[Evidence], *, zh: bool) -> Answer | None:
+    """A sentence naming both sides first (when the passages have one), then each side's best passage, labelled.
+    None when neither side has a passage (the caller answers as for any question)."""
+    cites = _Citations()
+    lines, used = [], set()
+    if both:
+        ev = both[0]
+        lines.append(f"**{ev.unit.text}** {cites.mark(ev.hit, ev.unit.text, ev.score)}")
+        used.add(ev.unit.text)
+    found = 0
+    for name, evidence in zip(sides, side_evidence):
+        chosen = [ev for ev in evidence if ev.unit.text not in used][:1]
+        if not chosen:
+            continue
+        ev = chosen[0]
+        used.add(ev.unit.text)
+        found += 1
+        lines.append(f"**{name}**{'：' if zh else ': '}{_short(ev.unit.text)} {cites.mark(ev.hit, ev.unit.text, ev.score)}")
+    if not found and not both:
+        return None
+    return Answer(question=question, text="\n\n".join(lines), citations=cites.items, mode="extractive")
+
+
+def _short(text: str, limit: int = 400) -> str:
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"

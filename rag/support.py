@@ -1,0 +1,277 @@
+"""Does a passage back a sentence? The check every composed sentence passes before it is shown as fact.
+
+Counting the passage's words in a sentence is not enough: a wrong sentence over a passage usually keeps
+its words and changes one thing ("tuples are mutable", "当标记取值为连续型时，称此类任务为“分类”", "x % 100 yields
+the last three digits", "“模型”是指从数据中学得“算法”的具体方法"). So the sentence is read clause by clause, each
+clause aligned to the passage sentence (or two) that says most of it, and the clause must agree with
+that place of the passage:
+- numbers: every number it states is in the passage (Chinese numerals and number words read as digits);
+- negation: it negates what the aligned place negates, no more, no less;
+- opposites: it does not use one word of an opposite pair (rag.support_lexicon) where the place uses the
+  other, nor drop or add an opposite prefix ("mutable" for "immutable", "安全" for "不安全");
+- place: its terms are said together in that place — a term the passage says elsewhere only (a swapped
+  subject, a wrong entity from the next sentence) does not belong to this claim;
+- order: the terms it shares with that place come in the same order (a swapped "A … of B" / "B … of A");
+- meaning: the words it shares with the place, and its embedding's closeness to it, are enough — an added
+  detail the passage never states lowers both.
+Across languages (an English sentence over a Chinese passage) only numbers and meaning can be read.
+
+`evalsets/support_pairs` holds labelled (sentence, passage) pairs; `python -m rag.support_eval` prints the
+check's precision and recall on them.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core.text import CJK_CHAR, detect_language, search_tokens, stem
+from rag import support_lexicon as L
+
+# -- reading a text -------------------------------------------------------------------------------------
+
+_CLAUSE_EN = re.compile(r"\s*(?:;|:(?=\s)|,\s*(?:but|while|whereas|although|though|yet|so|and then)\b|"
+                        r"\s(?:but|whereas|while)\s)\s*", re.IGNORECASE)
+_CLAUSE_ZH = re.compile(r"[；;]|，(?=但|而|然而|不过|因此|所以|从而|反过来)")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|(?<=[。！？；])")
+_CONTRACTIONS = re.compile(r"n['’]t\b", re.IGNORECASE)
+_ZH_NUMBER = re.compile(rf"([零二两三四五六七八九十百千万亿][零一二两三四五六七八九十百千万亿]*)(?=[{L.ZH_MEASURE_WORDS}])")
+_DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+_CITATION = re.compile(r"\[\d{1,4}\]")
+_GENERIC = frozenset("also just only even still really very quite rather thing things way ways case cases kind "
+                     "kinds type types part parts called use used using make makes made get gets given "
+                     "instead however therefore thus hence example examples such like".split())
+
+
+def clauses(sentence: str) -> list[str]:
+    """A sentence's claims: its clauses, cut where a new claim starts ("; ", ", but", "，而", "；")."""
+    pattern = _CLAUSE_ZH if detect_language(sentence) == "zh" else _CLAUSE_EN
+    parts = [p.strip(" ,，") for p in pattern.split(sentence)]
+    return [p for p in parts if p and (CJK_CHAR.search(p) or len(p.split()) >= 2)] or [sentence]
+
+
+def sentences(passage: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(" ".join(passage.split())) if s.strip()] or [passage]
+
+
+def content_terms(text: str) -> list[str]:
+    """Stemmed content words in order (Chinese: jieba words), without words that carry no claim."""
+    return [stem(t) for t in search_tokens(_CONTRACTIONS.sub(" not", text)) if t not in _GENERIC and len(t) > 1
+            or CJK_CHAR.match(t)]
+
+
+def numbers_in(text: str) -> set[str]:
+    out = {m.group().replace(",", "") for m in _DIGITS.finditer(text)}
+    for m in _ZH_NUMBER.finditer(text):
+        out.add(_zh_value(m.group(1)))
+    words = re.findall(r"[A-Za-z]+|\d+", text.lower())
+    for word, after in zip(words, words[1:] + [""]):
+        if word in L.NUMBER_WORDS and (word == "zero" or after and after not in L.NOT_NOUNS_AFTER_NUMBER):
+            out.add(L.NUMBER_WORDS[word])
+        elif word in L.MONTHS and after.isdigit():
+            out.add(L.MONTHS[word])
+    if "零" in text:
+        out.add("0")
+    return out
+
+
+def _zh_value(numeral: str) -> str:
+    from rag.outline import chinese_number
+    value = chinese_number(numeral.replace("两", "二"))
+    return str(value) if value is not None else numeral
+
+
+_ZH_NEGATION = re.compile("|".join(sorted(L.NEGATIONS_ZH, key=len, reverse=True)))
+_ZH_NOT_NEGATION = re.compile("|".join(sorted(L.NOT_NEGATIONS_ZH, key=len, reverse=True)))
+NEGATION_SCOPE_WORDS = 4      # content words after "not" that it negates
+NEGATION_SCOPE_CHARS = 6      # characters after 不 / 无法 that it negates
+
+
+def negated_terms(text: str) -> set[str]:
+    """The terms a negation in the text applies to: the content words right after "not"/"never"/"no" up to the
+    next punctuation ("were not designed by people" -> design, peopl), or the words in the few characters after
+    不 / 没有 / 无法 ("无法直接罗列" -> 直接, 罗列)."""
+    out: set[str] = set()
+    if detect_language(text) == "zh":
+        body = _ZH_NOT_NEGATION.sub(lambda m: "\x00" * len(m.group()), text)
+        for m in _ZH_NEGATION.finditer(body):
+            scope = re.split(r"[，。；：、,.;:！？!?）)]", text[m.end():m.end() + NEGATION_SCOPE_CHARS])[0]
+            out.update(content_terms(scope))
+        return out
+    for clause in re.split(r"[,.;:!?()]", _CONTRACTIONS.sub(" not", text.lower())):
+        words = clause.split()
+        for i, word in enumerate(words):
+            if word in L.NEGATIONS_EN:
+                out.update(content_terms(" ".join(words[i + 1:i + 1 + NEGATION_SCOPE_WORDS])))
+    return out
+
+
+def negation_conflict(claim: str, place: str) -> set[str]:
+    """Terms the claim and its place disagree on: one negates what the other states, and the place says it
+    only one way."""
+    claim_terms = set(content_terms(claim))
+    claim_negated, place_negated = negated_terms(claim), negated_terms(place)
+    claim_plain = claim_terms - claim_negated
+    place_plain = _plain_mentions(place, place_negated)
+    return ((claim_negated & place_plain) - place_negated) | ((place_negated & claim_plain) - place_plain)
+
+
+def _plain_mentions(text: str, negated: set[str]) -> set[str]:
+    """Terms the text states without a negation somewhere (a term both negated and stated counts as stated)."""
+    terms = content_terms(text)
+    counts = {t: terms.count(t) for t in set(terms)}
+    negated_counts = {t: 1 for t in negated}
+    return {t for t, n in counts.items() if n > negated_counts.get(t, 0)}
+
+
+def _opposites_of(word: str) -> set[str]:
+    return {b for a, b in L.ANTONYMS if a == word} | {a for a, b in L.ANTONYMS if b == word}
+
+
+# -- the verdict ----------------------------------------------------------------------------------------
+
+@dataclass
+class Verdict:
+    supported: bool
+    score: float                    # 0..1: how much of the claim the passage backs (1 when nothing to check)
+    reason: str = ""                # why not: "number", "negation", "opposite", "elsewhere", "order", "unbacked"
+    details: dict = field(default_factory=dict)
+
+
+# A clause is backed when 0.5 × (the share of its terms the aligned place holds) + 0.5 × (the embedder's
+# closeness to it) reaches this; across languages, closeness alone.
+BACKED = 0.55
+CROSS_LANGUAGE_BACKED = 0.62
+
+
+def check(sentence: str, passage: str, embedder=None) -> Verdict:
+    """Whether `passage` backs `sentence` (its [n] marks are ignored)."""
+    sentence = _CITATION.sub("", sentence).strip()
+    if not content_terms(sentence) and not numbers_in(sentence):
+        return Verdict(True, 1.0)
+    missing = numbers_in(sentence) - numbers_in(passage)
+    if missing:
+        return Verdict(False, 0.2, "number", {"numbers": sorted(missing)})
+    places = sentences(passage)
+    cross = detect_language(sentence) != detect_language(passage)
+    vectors = _embed(embedder, clauses(sentence), places, sentence, passage)
+    worst = Verdict(True, 1.0)
+    for i, clause in enumerate(clauses(sentence)):
+        verdict = _check_clause(clause, i, places, passage, vectors, cross)
+        if verdict.score < worst.score or (not verdict.supported and worst.supported):
+            worst = verdict
+        if not verdict.supported:
+            return verdict
+    return worst
+
+
+def _embed(embedder, claim_parts: list[str], places: list[str], sentence: str, passage: str):
+    """The clauses' and the passage sentences' vectors (normalised), when an embedder knows both languages."""
+    if embedder is None:
+        return None
+    from rag.evidence import embedder_for
+    chosen = embedder_for(embedder, sentence, passage[:400])
+    if chosen is None:
+        return None
+    windows = places + [f"{a} {b}" for a, b in zip(places, places[1:])]
+    vectors = chosen.embed(claim_parts + windows, kind="document")
+    return chosen, vectors[:len(claim_parts)], vectors[len(claim_parts):], windows
+
+
+def _check_clause(clause: str, index: int, places: list[str], passage: str, vectors, cross: bool) -> Verdict:
+    closeness = None
+    windows = places + [f"{a} {b}" for a, b in zip(places, places[1:])]
+    if vectors is not None:
+        embedder, claims, window_vectors, _ = vectors
+        cosines = window_vectors @ claims[index]
+        unrelated, close = embedder.calibration
+        closeness = [float(np.clip((c - unrelated) / max(close - unrelated, 1e-6), 0, 1)) for c in cosines]
+    if cross:
+        best = max(closeness) if closeness else 0.0
+        return Verdict(best >= CROSS_LANGUAGE_BACKED, round(best, 3), "" if best >= CROSS_LANGUAGE_BACKED else "unbacked")
+    terms = content_terms(clause)
+    if not terms:
+        return Verdict(True, 1.0)
+    term_set = set(terms)
+    window_terms = [set(content_terms(w)) for w in windows]
+    lexical = [len(term_set & w) / len(term_set) for w in window_terms]
+    combined = [0.5 * lex + 0.5 * (closeness[k] if closeness else lex) for k, lex in enumerate(lexical)]
+    at = int(np.argmax(combined))
+    place, place_terms, score = windows[at], window_terms[at], combined[at]
+    details = {"place": place[:200], "lexical": round(lexical[at], 3),
+               "closeness": round(closeness[at], 3) if closeness else None}
+    # What the clause says against its place, read where the clause nearly copies it: a rephrasing that
+    # moves, negates or opposes words differently says the same thing in other words.
+    copy = wording_similarity(clause, place)
+    details["copy"] = round(copy, 3)
+    if copy >= NEAR_COPY:
+        conflict = negation_conflict(clause, place)
+        if conflict:
+            return Verdict(False, round(min(score, 0.3), 3), "negation", {**details, "terms": sorted(conflict)})
+        opposite = _opposite(terms, place, place_terms, clause)
+        if opposite:
+            return Verdict(False, round(min(score, 0.3), 3), "opposite", {**details, "words": opposite})
+        passage_terms = set(content_terms(passage))
+        elsewhere = [t for t in term_set if t in passage_terms and t not in place_terms and not _said_nearby(t, place)]
+        if elsewhere:
+            return Verdict(False, round(min(score, 0.35), 3), "elsewhere", {**details, "terms": elsewhere})
+    if _swapped(clause, place):
+        return Verdict(False, round(min(score, 0.35), 3), "order", details)
+    supported = score >= BACKED
+    return Verdict(supported, round(score, 3), "" if supported else "unbacked", details)
+
+
+def _said_nearby(term: str, place: str) -> bool:
+    """A Chinese term cut differently by jieba in the place ("数据集" vs "数据"): its characters are there."""
+    return bool(CJK_CHAR.match(term)) and term in place
+
+
+def _opposite(terms: list[str], place: str, place_terms: set[str], clause: str) -> list[str]:
+    """Words of the claim whose opposite stands in its place instead (and not the word itself)."""
+    found = []
+    zh = detect_language(clause) == "zh"
+    for term in set(terms):
+        if term in place_terms or (zh and term in place):
+            continue
+        for other in _opposites_of(term):
+            if (zh and other in place and other not in clause) or (not zh and stem(other) in place_terms):
+                found.append(f"{term}/{other}")
+        prefixes = L.OPPOSITE_PREFIXES_ZH if zh else L.OPPOSITE_PREFIXES_EN
+        for prefix in prefixes:
+            if (prefix + term) in place_terms or (zh and prefix + term in place and prefix + term not in clause):
+                found.append(f"{term}/{prefix}{term}")
+            if term.startswith(prefix) and len(term) - len(prefix) >= 3 and term[len(prefix):] in place_terms:
+                found.append(f"{term}/{term[len(prefix):]}")
+    return found
+
+
+NEAR_COPY = 0.55
+
+
+def wording_similarity(claim: str, place: str) -> float:
+    """How nearly the claim copies the best-matching stretch of its place, word for word (Chinese: character
+    for character), 0..1."""
+    import difflib
+    a, b = _tokens(claim), _tokens(place)
+    if not a or not b:
+        return 0.0
+    span = len(a) + 4
+    return max(difflib.SequenceMatcher(None, a, b[i:i + span], autojunk=False).ratio()
+               for i in range(0, max(1, len(b) - len(a) + 1), 2))
+
+
+def _swapped(claim: str, place: str) -> bool:
+    """The claim is its place's wording with two of its pieces exchanged ("“模型”是指从数据中学得“算法”" over
+    "“算法”是指从数据中学得“模型”", "written for Python 2 … notes about Python 3"): two replaced stretches, each
+    the other's original."""
+    import difflib
+    a, b = _tokens(claim), _tokens(place)
+    replaced = [(tuple(a[i1:i2]), tuple(b[j1:j2])) for op, i1, i2, j1, j2 in
+                difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op == "replace"]
+    return any(x[0] == y[1] and x[1] == y[0] and x[0] != x[1] for k, x in enumerate(replaced) for y in replaced[k + 1:])
+
+
+def _tokens(text: str) -> list[str]:
+    """Every word (Chinese: every character), for comparing two sentences' wording."""
+    return re.findall(r"[\u4e00-\u9fff]|[A-Za-z0-9]+", text.lower())
