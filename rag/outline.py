@@ -69,8 +69,8 @@ def heading_text(title: str) -> str:
 class OutlineNode:
     title: str
     path: tuple[str, ...]               # the headings above it and itself
-    first: int                          # ordinal of its first chunk
-    last: int                           # ordinal of its last chunk
+    first: int                          # index of its first piece in Outline.pieces
+    last: int                           # index of its last piece
     page_start: int | None = None
     page_end: int | None = None
     children: list["OutlineNode"] = field(default_factory=list)
@@ -97,6 +97,7 @@ class OutlineNode:
 class Outline:
     doc_id: str
     roots: list[OutlineNode]
+    pieces: list[Chunk] = field(default_factory=list)   # the chunks cut at their headings; nodes index these
 
     def nodes(self) -> list[OutlineNode]:
         return [n for root in self.roots for n in root.walk()]
@@ -124,29 +125,65 @@ class Outline:
 
 
 def build_outline(doc_id: str, chunks: list[Chunk]) -> Outline:
-    """The heading tree of a document from its chunks (in any order; read in ordinal order)."""
+    """The heading tree of a document from its chunks (in any order; read in ordinal order), cut at the
+    headings inside them (`heading_pieces`)."""
     roots: list[OutlineNode] = []
     by_path: dict[tuple[str, ...], OutlineNode] = {}
-    for chunk in sorted(chunks, key=lambda c: c.ordinal):
-        path = tuple(chunk.heading_path)
+    pieces = heading_pieces(chunks)
+    for index, piece in enumerate(pieces):
+        path = tuple(piece.heading_path)
         for depth in range(1, len(path) + 1):
             key = path[:depth]
             node = by_path.get(key)
             if node is None:
                 number, says_chapter = heading_number(key[-1])
-                node = OutlineNode(key[-1], key, chunk.ordinal, chunk.ordinal, number=number,
-                                   says_chapter=says_chapter)
+                node = OutlineNode(key[-1], key, index, index, number=number, says_chapter=says_chapter)
                 by_path[key] = node
                 parent = by_path.get(key[:-1]) if depth > 1 else None
                 (parent.children if parent is not None else roots).append(node)
-            node.last = chunk.ordinal
-            if chunk.page_start is not None:
-                node.page_start = chunk.page_start if node.page_start is None else min(node.page_start, chunk.page_start)
-                node.page_end = max(node.page_end or chunk.page_end, chunk.page_end)
-    return Outline(doc_id, roots)
+            node.last = index
+            if piece.page_start is not None:
+                node.page_start = piece.page_start if node.page_start is None else min(node.page_start, piece.page_start)
+                node.page_end = max(node.page_end or piece.page_end, piece.page_end)
+    return Outline(doc_id, roots, pieces)
 
 
-def chunks_under(node: OutlineNode, chunks: list[Chunk]) -> list[Chunk]:
-    """The chunks a node spans, in order."""
-    return [c for c in sorted(chunks, key=lambda c: c.ordinal)
-            if node.first <= c.ordinal <= node.last and tuple(c.heading_path[:node.level]) == node.path]
+def chunks_under(node: OutlineNode, outline: Outline) -> list[Chunk]:
+    """The pieces a node spans, in order (a piece's chunk_id is its chunk's: see `parent_id`)."""
+    return [p for p in outline.pieces[node.first:node.last + 1] if tuple(p.heading_path[:node.level]) == node.path]
+
+
+def heading_pieces(chunks: list[Chunk]) -> list[Chunk]:
+    """The chunks in order, each cut at the headings inside it, every piece under its own heading path: chunking
+    merges short sections into one chunk whose path is only the first one's ("1.1 Values" holding "### 1.2
+    Variables"). A piece keeps its chunk's id, so it is cited as that chunk."""
+    return [piece for chunk in sorted(chunks, key=lambda c: c.ordinal) for piece in split_at_headings(chunk)]
+
+
+def split_at_headings(chunk: Chunk) -> list[Chunk]:
+    """The chunk as pieces that each lie under one heading path. A heading of level L keeps the first L-1
+    headings of the path above it (our converters write a chapter as level 1); a "#" line in code is code."""
+    from rag.chunk import heading_matches
+    cuts = heading_matches(chunk.text)
+    if not cuts:
+        return [chunk]
+    pieces, path, start = [], list(chunk.heading_path), 0
+    for m in cuts + [None]:
+        end = m.start() if m else len(chunk.text)
+        if chunk.text[start:end].strip():
+            pieces.append(_piece(chunk, start, end, path))
+        if m:
+            level = len(m.group(1))
+            path = path[:level - 1] + [m.group(2).strip()]
+            start = m.end()
+    return pieces
+
+
+def _piece(chunk: Chunk, start: int, end: int, path: list[str]) -> Chunk:
+    breaks = [(max(offset - start, 0), page) for offset, page in chunk.page_breaks if offset < end]
+    breaks = [b for i, b in enumerate(breaks) if i + 1 == len(breaks) or breaks[i + 1][0] > 0]
+    first, last = chunk.pages_of_span(start, end)
+    return Chunk(chunk_id=chunk.chunk_id, doc_id=chunk.doc_id, ordinal=chunk.ordinal, text=chunk.text[start:end],
+                 heading_path=list(path), page_start=first, page_end=last, char_start=chunk.char_start + start,
+                 char_end=chunk.char_start + end, token_count=0, page_breaks=breaks,
+                 context_prefix=chunk.context_prefix if start == 0 else "")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from core.text import CJK_CHAR, detect_language
 from rag.evidence import _EXERCISE, FRONT_MATTER, defines, split_units, terms_of
-from rag.outline import OutlineNode, heading_text
+from rag.outline import Outline, OutlineNode, chunks_under, heading_text
 from rag.terms import GLOSSARY, key_terms, one_per_term, tidy
 from rag.types import Chunk
 
@@ -69,9 +69,9 @@ class Digest:
     terms: list[tuple[str, KeySentence]]      # key terms and the sentence that defines each
 
 
-def digest_node(node: OutlineNode, chunks: list[Chunk]) -> Digest:
+def digest_node(node: OutlineNode, outline: Outline) -> Digest:
     """The digest of one outline node: its sections in order (or its own key sentences when it has none)."""
-    inside = [c for c in chunks if node.first <= c.ordinal <= node.last and tuple(c.heading_path[:node.level]) == node.path]
+    inside = chunks_under(node, outline)
     parts = _parts(node)
     sections = []
     for part in parts:
@@ -85,12 +85,12 @@ def digest_node(node: OutlineNode, chunks: list[Chunk]) -> Digest:
                   _key_terms(inside))
 
 
-def digest_chapters(title: str, chapters: list[OutlineNode], chunks: list[Chunk]) -> Digest:
+def digest_chapters(title: str, outline: Outline) -> Digest:
     """A whole document as its chapters, one sentence each."""
     sections = []
+    chapters = outline.chapters()
     for chapter in chapters:
-        mine = [c for c in chunks if chapter.first <= c.ordinal <= chapter.last
-                and tuple(c.heading_path[:chapter.level]) == chapter.path]
+        mine = chunks_under(chapter, outline)
         sections.append(SectionDigest(chapter.title, chapter.path, chapter.page_start, chapter.page_end,
                                       key_sentences(mine, chapter.title, 1)))
     pages = [c.page_start for c in chapters if c.page_start is not None]

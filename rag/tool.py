@@ -427,7 +427,7 @@ class RAGTool:
     def scope_chunks(self, scope: Scope) -> list[Chunk]:
         chunks = self.document_outline(scope.doc_id).chunks
         if scope.node is not None:
-            return chunks_under(scope.node, chunks)
+            return chunks_under(scope.node, self.document_outline(scope.doc_id).outline)
         if scope.pages is not None:
             a, b = scope.pages
             return [c for c in chunks if c.page_start is not None and c.page_start <= b and (c.page_end or a) >= a]
@@ -466,7 +466,7 @@ class RAGTool:
 
     def _answer(self, question, plan: QuestionPlan, history, memory_context, notices, queries, options) -> Iterator:
         """Retrieval (within the scope the question names), evidence, then the answer in the plan's shape."""
-        within = frozenset(c.chunk_id for c in self.scope_chunks(plan.scope)) if plan.scope else None
+        within = frozenset(c.chunk_id for c in self.scope_chunks(plan.scope)) if plan.scope else None   # pieces' chunks
         translation = self._translation(question, plan)
         result = self.retrieve(question, within=within, also=(translation,) if translation else (), **options)
         queries[:] = result.queries
@@ -562,11 +562,11 @@ class RAGTool:
         record = self.store.get_document(self.user_id, scope.doc_id)
         outline = self.document_outline(scope.doc_id)
         if scope.node is not None:
-            digest = digest_node(scope.node, outline.chunks)
+            digest = digest_node(scope.node, outline.outline)
         elif scope.pages is not None:
             digest = digest_chunks(scope.label, self.scope_chunks(scope))
         else:
-            digest = digest_chapters(record.title or record.name, outline.outline.chapters(), outline.chunks)
+            digest = digest_chapters(record.title or record.name, outline.outline)
         zh = plan.language == "zh"
         base = summary_answer(question, digest, record.name, record.title, zh=zh)
         yield SourcesEvent(base.citations, search_query=question)
@@ -593,7 +593,7 @@ class RAGTool:
             if cached:
                 yield "\n\n" + cached
             return cached
-        by_id = {c.chunk_id: c for c in chunks}
+        by_id = {c.chunk_id: c for c in chunks}   # the chunks the summary's pieces are cut from
         sources = [Source(c.n, hit_of(by_id[c.chunk_id], record.name, record.title), c.quote, 1.0)
                    for c in base.citations if c.chunk_id in by_id]
         shape = shape_of("summarize")

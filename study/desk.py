@@ -11,6 +11,7 @@ from pathlib import Path
 
 from core.errors import AssistantError, InvalidRequest
 from core.text import detect_language
+from rag.outline import heading_pieces
 from rag.terms import tidy
 from rag.types import Chunk
 from study import clock, exchange, qa_cards, schedule
@@ -51,7 +52,7 @@ class StudyDesk:
         (chunking merges short sections into one chunk, whose path is only the first one's)."""
         if self.rag.get_document(doc_id) is None:
             raise InvalidRequest("That document is not in your library; choose one from the list.", key="err_card_doc_unknown")
-        return [piece for chunk in self.rag.store.chunks_of(self.user_id, doc_id) for piece in split_at_headings(chunk)]
+        return heading_pieces(self.rag.store.chunks_of(self.user_id, doc_id))
 
     # == making cards ================================================================================
     def cards_from_section(self, doc_id: str, heading: str, *, use_llm: bool | None = None,
@@ -355,33 +356,6 @@ class StudyDesk:
 
 
 _HEADING_LINE = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
-
-
-def split_at_headings(chunk: Chunk) -> list[Chunk]:
-    """The chunk as pieces that each lie under one heading path. A heading of level L replaces the path
-    from its L-th entry on (chapters are level 1 in what our converters write)."""
-    cuts = list(_HEADING_LINE.finditer(chunk.text))
-    if not cuts:
-        return [chunk]
-    pieces, path, start = [], list(chunk.heading_path), 0
-    for m in cuts + [None]:
-        end = m.start() if m else len(chunk.text)
-        if chunk.text[start:end].strip():
-            pieces.append(_piece(chunk, start, end, path, len(pieces)))
-        if m:
-            level = len(m.group(1))
-            path = path[:level - 1] + [m.group(2).strip()]
-            start = m.end()
-    return pieces
-
-
-def _piece(chunk: Chunk, start: int, end: int, path: list[str], n: int) -> Chunk:
-    breaks = [(max(offset - start, 0), page) for offset, page in chunk.page_breaks if offset < end]
-    breaks = [b for i, b in enumerate(breaks) if i + 1 == len(breaks) or breaks[i + 1][0] > 0]
-    first, last = chunk.pages_of_span(start, end)
-    return Chunk(chunk_id=f"{chunk.chunk_id}#{n}", doc_id=chunk.doc_id, ordinal=chunk.ordinal, text=chunk.text[start:end],
-                 heading_path=list(path), page_start=first, page_end=last, char_start=chunk.char_start + start,
-                 char_end=chunk.char_start + end, token_count=0, page_breaks=breaks)
 
 
 def _note_chunk(text: str, doc_id: str) -> Chunk:

@@ -1,0 +1,177 @@
+"""Answers that teach (rag.plan, rag.shapes, rag.summary, rag.compare) with the real stores and embedders.
+
+A small generated textbook, in English and in Chinese, is loaded as Markdown (chapters and sections as
+headings); no language model, so every answer is built from the book's own sentences.
+"""
+from __future__ import annotations
+
+import pytest
+
+from rag.compare import comparison_sides
+from rag.tool import RAGTool
+from rag.types import Answer, SourcesEvent
+
+BOOK = """# Learning Python
+
+## Chapter 1 Values and variables
+
+### 1.1 Values
+
+A value is one of the basic things a program works with, like a letter or a number.
+Values belong to different types: 2 is an integer, and 'Hello' is a string.
+
+### 1.2 Variables
+
+A variable is a name that refers to a value. An assignment statement creates a new variable and gives it a value.
+
+### 1.3 Glossary
+
+variable: A name that refers to a value.
+assignment: A statement that assigns a value to a variable.
+
+## Chapter 2 Lists and tuples
+
+### 2.1 Lists
+
+A list is a sequence of values. Unlike strings, lists are mutable: you can change their elements in place.
+Lists are more common than tuples, mostly because they are mutable.
+
+### 2.2 Tuples
+
+A tuple is a sequence of values that is immutable. Because tuples are immutable, they can be used as dictionary keys,
+which lists cannot.
+
+### 2.3 Recursion
+
+A function that calls itself is recursive. Every recursive function needs a base case that stops the recursion,
+because without one the function calls itself forever. Here is an example of a recursive function:
+
+```python
+def countdown(n):
+    if n <= 0:
+        print('Blastoff!')
+    else:
+        countdown(n - 1)
+```
+
+## Chapter 3 Files
+
+### 3.1 Reading files
+
+To read a file, open it with the built-in function open and call its read method.
+You can also read a file line by line with a for loop over the file object.
+"""
+
+BOOK_ZH = """# 机器学习笔记
+
+## 第 1 章 绪论
+
+### 1.1 基本术语
+
+数据集中的每条记录称为一个样本。学得模型的过程称为学习或训练。
+
+### 1.2 假设空间
+
+假设空间是所有可能假设组成的集合。版本空间是与训练集一致的假设的集合。
+
+## 第 2 章 模型评估
+
+### 2.1 经验误差与过拟合
+
+学习器在训练集上的误差称为训练误差，在新样本上的误差称为泛化误差。
+过拟合是指学习器把训练样本自身的特点当作所有样本的一般性质，导致泛化性能下降。欠拟合是指学习器对训练样本的一般性质尚未学好。
+
+### 2.2 评估方法
+
+留出法直接将数据集划分为两个互斥的集合，一个作为训练集，另一个作为测试集。交叉验证法将数据集划分为 k 个大小相似的互斥子集。
+"""
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    from core.settings import Settings
+    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("shapes") / "data", llm_backend="none")
+    tool = RAGTool("learner", settings)
+    tool.add_text(BOOK, title="Learning Python", name="learning-python.md")
+    tool.add_text(BOOK_ZH, title="机器学习笔记", name="ml-notes.md")
+    return tool
+
+
+def ask(tool: RAGTool, question: str) -> tuple[list, Answer]:
+    items = list(tool.ask_stream(question))
+    return items, items[-1]
+
+
+def test_a_named_chapter_is_summarized_section_by_section_with_its_key_terms(library):
+    items, answer = ask(library, "Summarize chapter 1")
+    assert answer.kind == "summarize" and not answer.refused
+    text = answer.text
+    assert text.startswith("**Chapter 1 Values and variables**") and "covers 2 sections" in text
+    assert text.index("**Values**") < text.index("**Variables**")          # the sections in the book's order
+    assert "A variable is a name that refers to a value." in text
+    assert "**Key terms:** variable, assignment" in text                    # the chapter's glossary
+    assert "Glossary" not in text.split("**Key terms")[0]                  # the glossary is terms, not a section
+    assert isinstance(items[0], SourcesEvent) and items[0].citations == answer.citations
+    assert all(f"[{c.n}]" in text for c in answer.citations)
+
+
+def test_a_chapter_named_by_its_subject_or_in_chinese(library):
+    _, answer = ask(library, "What does the chapter on lists and tuples cover?")
+    assert answer.kind == "summarize" and "**Chapter 2 Lists and tuples**" in answer.text
+    assert "**Tuples**" in answer.text and "**Recursion**" in answer.text
+    _, answer = ask(library, "我想知道第二章主要讲了什么，帮我梳理一下脉络。")
+    assert answer.kind == "summarize" and answer.text.startswith("**第 2 章 模型评估**")
+    assert "共 2 节" in answer.text and "**经验误差与过拟合**" in answer.text
+
+
+def test_a_chapter_no_document_has_is_said_in_one_sentence(library):
+    _, answer = ask(library, "Summarize chapter 9")
+    assert answer.refused and answer.text.startswith("Your documents have no chapter 9.")
+    assert "learning-python.md has chapters 1–3" in answer.text
+    _, answer = ask(library, "第九章讲了什么？")
+    assert answer.refused and answer.text.startswith("你的文档中没有第九章")
+
+
+def test_a_comparison_sets_both_sides_side_by_side(library):
+    _, answer = ask(library, "What is the difference between a list and a tuple?")
+    assert answer.kind == "compare" and not answer.refused
+    assert "**list**:" in answer.text and "**tuple**:" in answer.text
+    assert "mutable" in answer.text and "immutable" in answer.text
+    _, answer = ask(library, "过拟合和欠拟合有什么区别？")
+    assert answer.kind == "compare" and "**过拟合**：" in answer.text and "**欠拟合**：" in answer.text
+
+
+def test_an_example_question_shows_the_code_under_its_introduction(library):
+    _, answer = ask(library, "Show me an example of a recursive function.")
+    assert answer.kind == "example"
+    assert "```" in answer.text and "def countdown(n):" in answer.text
+    assert "Here is an example of a recursive function:" in answer.text
+
+
+def test_an_explanation_goes_on_after_its_first_sentence(library):
+    _, answer = ask(library, "Why does every recursive function need a base case?")
+    assert answer.kind == "why"
+    assert "because without one the function calls itself forever" in answer.text
+
+
+@pytest.mark.parametrize("question, sides", [
+    ("What is the difference between a list and a tuple, and when should I use a tuple?", ("list", "tuple")),
+    ("How is a tuple different from a list?", ("tuple", "list")),
+    ("Compare bagging and boosting.", ("bagging", "boosting")),
+    ("Lists vs dictionaries: when should I use which?", ("Lists", "dictionaries")),
+    ("Is a method the same as a function?", ("method", "function")),
+    ("What's the difference between bagging and random forests in the pumpkin book?", ("bagging", "random forests")),
+    ("How does DPO differ from RLHF with PPO, according to Happy-LLM?", ("DPO", "RLHF with PPO")),
+    ("列表和元组有什么区别？", ("列表", "元组")),
+    ("比较一下 Bagging 和 Boosting。", ("Bagging", "Boosting")),
+    ("牛顿法和梯度下降法相比有什么优缺点？", ("牛顿法", "梯度下降法")),
+    ("Think Python 里元组和列表有什么区别？什么时候该用元组？", ("元组", "列表")),
+    ("训练误差和泛化误差一样吗？", ("训练误差", "泛化误差")),
+])
+def test_the_sides_of_a_comparison(question, sides):
+    assert comparison_sides(question) == sides
+
+
+@pytest.mark.parametrize("question", ["What is a tuple?", "How do I read a file?", "为什么要用验证集？"])
+def test_no_sides_when_nothing_is_compared(question):
+    assert comparison_sides(question) is None
