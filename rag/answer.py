@@ -254,14 +254,21 @@ def _shown(unit: Unit, limit: int = MAX_SHORT_ANSWER_CHARS) -> str:
 
 
 def _with_example(ev: Evidence, limit: int = MAX_SHORT_ANSWER_CHARS) -> str:
-    """A sentence that introduces an example ("… like this:") is shown with the code that follows it."""
+    """A sentence that introduces what follows ("… like this:", "包括以下流程：") is shown with it: the code
+    block, or the list items and sentences after it, up to about `limit` characters more."""
     shown = _shown(ev.unit, limit)
-    if ev.unit.kind == "sentence" and ev.unit.text.rstrip().endswith((":", "：")):
-        units = split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix)
-        after = [u for u in units if u.start >= ev.unit.end]
-        if after and after[0].kind == "code":
-            return f"{shown}\n\n```\n{after[0].text}\n```"
-    return shown
+    if ev.unit.kind != "sentence" or not ev.unit.text.rstrip().endswith((":", "：")):
+        return shown
+    units = split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix)
+    after = [u for u in units if u.start >= ev.unit.end]
+    if after and after[0].kind == "code":
+        return f"{shown}\n\n```\n{after[0].text}\n```"
+    items: list[str] = []
+    for unit in after:
+        if unit.kind != "sentence" or sum(len(i) for i in items) + len(unit.text) > limit * 1.5:
+            break
+        items.append(unit.text)
+    return shown + ("\n" + "\n".join(items) if items else "")
 
 
 def _continuation(ev: Evidence, sentences: int, limit: int) -> str:
@@ -450,7 +457,7 @@ def says_not_found(text: str) -> bool:
 _FENCE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 
 
-def drop_unsupported(answer: Answer, embedder) -> list[SentenceCheck]:
+def drop_unsupported(answer: Answer, embedder, judge=None) -> list[SentenceCheck]:
     """Check every sentence of a composed answer against the passage(s) it cites (rag.support) and leave out
     each one they do not back, each uncited one marked ⚠ (attribute_uncited found no source for it) and each
     one said before; the citations left are renumbered in order of use. Code the model copied stays as it is."""
@@ -464,7 +471,7 @@ def drop_unsupported(answer: Answer, embedder) -> list[SentenceCheck]:
             cited = [int(m) for m in _CITE.findall(sentence) if int(m) in passages]
             claim = " ".join(_CITE.sub("", sentence).replace("⚠", "").split())
             if cited:
-                best = max((support_check(claim, passages[n], embedder) for n in cited),
+                best = max((support_check(claim, passages[n], embedder, judge) for n in cited),
                            key=lambda v: (v.supported, v.score))
                 checks.append(SentenceCheck(claim, cited, best.supported, best.score))
                 keep = best.supported

@@ -157,6 +157,16 @@ def names_only_its_document(text: str, name_letters: str) -> bool:
     return bool(words) and not CJK_CHAR.search(text) and all(w in KIND_WORDS or w in name_letters for w in words)
 
 
+_MARKUP = re.compile(r"<[^>]{1,300}>|!\[[^\]]*\]\([^)]*\)")
+
+
+def is_markup(text: str) -> bool:
+    """A unit that is mostly HTML or image markup (a Markdown file's `<div align='center'><img …>`): it says
+    nothing a person can read."""
+    stripped = _MARKUP.sub("", text)
+    return len(stripped.strip()) < 0.4 * len(text.strip())
+
+
 def is_front_matter(hit: SearchHit) -> bool:
     """A table of contents, index or acknowledgements: never evidence for an answer."""
     if any(FRONT_MATTER.match(h.strip()) for h in hit.chunk.heading_path):
@@ -363,7 +373,8 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
         name_letters = re.sub(r"[^a-z]", "", f"{hit.doc_name} {hit.doc_title}".lower())
         for unit in split_units(hit.chunk.text, hit.chunk.context_prefix):
             toc_entry = unit.kind == "sentence" and len(unit.text) < 80 and _TOC_LINE.search(unit.text)
-            if len(unit.text) >= 12 and not toc_entry and not names_only_its_document(unit.text, name_letters):
+            if len(unit.text) >= 12 and not toc_entry and not names_only_its_document(unit.text, name_letters) \
+                    and not is_markup(unit.text):
                 candidates.append((n, hit, unit))
     if not candidates:
         return []

@@ -40,8 +40,6 @@ def plan_question(question: str, outlines: dict[str, Outline], names: dict[str, 
     decision = classify_kind(question)
     request = read_scope(question)
     scope = resolve_scope(request, outlines, names, question=question, named_docs=named_docs, languages=languages)
-    if scope is None and request.whole_document and not request.unit and len(outlines) == 1:
-        scope = Scope(next(iter(outlines)), next(iter(names.values())))
     kind = decision.kind
     sides = comparison_sides(question) if kind == "compare" or decision.scores.get("compare", 0) >= 0.2 else None
     if sides and kind not in ("compare", "why", "howto"):
@@ -50,4 +48,6 @@ def plan_question(question: str, outlines: dict[str, Outline], names: dict[str, 
     if request.unit in ("chapter", "pages") and scope is not None and kind in ("lookup", "explain") and \
             decision.scores.get("summarize", 0) >= 0.15:
         kind = "summarize"
+    if scope is not None and scope.node is None and scope.pages is None and kind != "summarize":
+        scope = None     # "what does the book say about X": the book is where to look, which retrieval knows
     return QuestionPlan(question, str(kind), decision.confidence, request, scope, sides, detect_language(question))

@@ -38,6 +38,14 @@ NEVER_MENTIONED_ZH = "你的文档中从未出现{words}。"
 QUEUED = ("Your answer is queued: the language model on this computer is answering {n} other question(s) "
           "first. The passages above are ready to read.")
 
+# The support judge (rag.support): one token, YES or NO, its probability read from the model's log-probabilities.
+SUPPORT_JUDGE_SYSTEM = (
+    "You are a strict fact checker. A statement is SUPPORTED only if the passage states every fact in it: the same "
+    "names, numbers, negations, comparisons and which thing does what. A statement that swaps two things, reverses a "
+    "comparison, negates a claim, changes a number or adds a detail the passage does not state is NOT SUPPORTED. "
+    "Wording may differ. Answer with one word: YES (supported) or NO.")
+SUPPORT_JUDGE_USER = "Passage:\n{passage}\n\nStatement:\n{sentence}\n\nIs the statement supported by the passage? YES or NO."
+
 # the support check (rag.support) left sentences out of a composed answer
 DROPPED_NOTICE = "{n} sentence(s) the model wrote were left out: the passages they cite do not say them."
 DROPPED_NOTICE_ZH = "模型写的 {n} 句话没有得到所引段落的支持，已删去。"

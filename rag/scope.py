@@ -148,7 +148,8 @@ def resolve_scope(request: ScopeRequest, outlines: dict[str, Outline], names: di
                   languages: dict[str, str] | None = None) -> Scope | None:
     """The scope in these documents (`outlines` and `names` by doc_id): the document the question names
     first, then one in the question's language, then the first that has such a chapter. None when no
-    document has it (the caller says so) or the question names no scope."""
+    document has it (the caller says so) or the question names no scope. "The book" is a scope only when it
+    is clear which book: the one named, or the only one."""
     if not request.named or not outlines:
         return None
     order = _document_order(list(outlines), named_docs or [], question, languages or {})
@@ -168,7 +169,8 @@ def resolve_scope(request: ScopeRequest, outlines: dict[str, Outline], names: di
                 node = scored[0][2]
         elif request.unit == "pages":
             pages = request.pages
-        if node is not None or pages is not None or (request.whole_document and not request.unit):
+        whole = request.whole_document and not request.unit and (doc_id in (named_docs or []) or len(outlines) == 1)
+        if node is not None or pages is not None or whole:
             found.append(Scope(doc_id, names.get(doc_id, doc_id), node=node, pages=pages))
         if request.unit == "pages" and found:
             break

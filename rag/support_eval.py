@@ -46,22 +46,27 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m rag.support_eval", description=__doc__.split("\n")[0])
     parser.add_argument("pairs", type=Path, nargs="?", default=DEFAULT_PAIRS)
     parser.add_argument("--show-errors", action="store_true", help="print every pair the check gets wrong")
+    parser.add_argument("--judge", default="none",
+                        help="SUPPORT_JUDGE for the check: none (words and meaning), auto, or a packaged model name")
+    parser.add_argument("--limit", type=int, help="only the first N pairs")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     from core.settings import Settings
     from core.embeddings import get_embedder, get_multilingual_embedder
     from rag.support import check
 
-    pairs = [json.loads(line) for line in open(args.pairs, encoding="utf-8") if line.strip()]
+    pairs = [json.loads(line) for line in open(args.pairs, encoding="utf-8") if line.strip()][:args.limit]
     with tempfile.TemporaryDirectory(prefix="support-eval-") as tmp:
-        settings = Settings(_env_file=None, data_dir=Path(tmp), llm_backend="none")
+        settings = Settings(_env_file=None, data_dir=Path(tmp), llm_backend="none", support_judge=args.judge)
+        from core.llm import get_judge
+        judge = get_judge(settings)
         from core.vectors import get_vector_store
         from rag.dense import DenseSpaces
         embedders = DenseSpaces(get_vector_store(settings), "eval", "support", get_embedder(settings),
                                 get_multilingual_embedder(settings))
         rows, started = [], time.perf_counter()
         for pair in pairs:
-            verdict = check(pair["sentence"], pair["passage"], embedders)
+            verdict = check(pair["sentence"], pair["passage"], embedders, judge)
             rows.append((pair, not verdict.supported))
             if args.show_errors and (not verdict.supported) == pair["supported"]:
                 print(json.dumps({"id": pair["id"], "kind": pair["kind"], "supported": pair["supported"],
@@ -75,7 +80,8 @@ def main(argv: list[str] | None = None) -> dict:
               "by_group": {g: scores([r for r in rows if group_of(r[0]) == g]) for g in ("en", "zh", "cross")},
               "by_half": {h: scores([r for r in rows if half_of(r[0]) == h]) for h in ("even", "odd")},
               "rejected_by_kind": {k: f"{sum(v)}/{len(v)}" for k, v in sorted(by_kind.items())},
-              "ms_per_pair": round(1000 * seconds / max(1, len(rows)), 1)}
+              "ms_per_pair": round(1000 * seconds / max(1, len(rows)), 1),
+              "judge": getattr(judge, "model", None) or "none"}
     print(json.dumps(result, ensure_ascii=False))
     return result
 

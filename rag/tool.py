@@ -19,7 +19,7 @@ from pathlib import Path
 
 from core.embeddings import get_embedder, get_multilingual_embedder
 from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError, Notice
-from core.llm import get_llm
+from core.llm import get_judge, get_llm
 from core.registry import ProcessRegistry
 from core.settings import Settings, get_settings
 from core.text import clean_document_name, detect_language, search_tokens
@@ -103,7 +103,7 @@ def _interleaved(*lists: list[Evidence]) -> list[Evidence]:
     return out
 
 
-def _checked_text(text: str, passages: dict[int, str], embedder, notices: list, zh: bool) -> str:
+def _checked_text(text: str, passages: dict[int, str], embedder, judge, notices: list, zh: bool) -> str:
     """A composed text with the sentences their cited passages do not back left out (rag.support)."""
     kept, dropped = [], 0
     for sentence in re.split(r"(?<=[.!?。！？])\s*", text):
@@ -111,7 +111,7 @@ def _checked_text(text: str, passages: dict[int, str], embedder, notices: list, 
         claim = re.sub(r"\[\d{1,3}\]", "", sentence).strip()
         if not claim:
             continue
-        if cited and any(support_check(claim, passages[n], embedder).supported for n in cited):
+        if cited and any(support_check(claim, passages[n], embedder, judge).supported for n in cited):
             kept.append(sentence.strip())
         else:
             dropped += 1
@@ -161,6 +161,7 @@ class RAGTool:
         self.dense = DenseSpaces(self.vectors, self.user_id, RAG_COLLECTION, self.embedder,
                                  get_multilingual_embedder(self.settings))
         self.llm = get_llm(self.settings)
+        self._judge: list = []          # the support judge (core.llm.get_judge), made on the first composed answer
         self.retriever = Retriever(self.settings, self.store, self.dense, self.llm)
         self.collection = self.dense.main.collection
         self.files_dir = self.settings.data_dir / "files" / self.collection
@@ -365,6 +366,13 @@ class RAGTool:
                 "chunks": self.store.count_chunks(self.user_id), "vectors": self.dense.count(),
                 "embedding_model": ", ".join(self.dense.model_ids()), "llm": self.llm.model if self.llm else None,
                 "retrieval_mode": self.settings.retrieval_mode, "reranker": self.settings.reranker_model}
+
+    @property
+    def judge(self):
+        """The LLM that judges whether a passage states a composed sentence, or None (rag.support)."""
+        if not self._judge:
+            self._judge.append(get_judge(self.settings, self.llm) if self.llm is not None else None)
+        return self._judge[0]
 
     # -- retrieval and answers --------------------------------------------------------------------
     def retrieve(self, query: str, **options) -> RetrievalResult:
@@ -610,7 +618,7 @@ class RAGTool:
         except LLMError as exc:
             log.warning("the overview of %s failed: %s", scope.label, exc)
             return ""
-        kept = _checked_text(composed.text, {s.n: s.text for s in sources}, self.dense, notices, zh)
+        kept = _checked_text(composed.text, {s.n: s.text for s in sources}, self.dense, self.judge, notices, zh)
         self.store.put_summary(self.user_id, scope.doc_id, key, method, kept)
         return kept
 
@@ -655,7 +663,7 @@ class RAGTool:
             refused.llm = answer.llm
             return refused
         attribute_uncited(answer, sources, self.dense)
-        answer.checks = drop_unsupported(answer, self.dense)
+        answer.checks = drop_unsupported(answer, self.dense, self.judge)
         dropped = sum(1 for c in answer.checks if not c.supported)
         if not has_words(answer.text):      # nothing the model wrote holds: the passages answer instead
             notices.append(Notice(prompts.ALL_UNSUPPORTED_NOTICE_ZH if zh else prompts.ALL_UNSUPPORTED_NOTICE,
