@@ -252,21 +252,31 @@ def _said_nearby(term: str, place: str) -> bool:
 
 
 def _opposite(terms: list[str], place: str, place_terms: set[str], clause: str) -> list[str]:
-    """Words of the claim whose opposite stands in its place instead (and not the word itself)."""
+    """Words of the claim whose opposite stands in its place instead (and not the word itself): a pair of
+    rag.support_lexicon.ANTONYMS, or the word with an opposite prefix ("mutable" / "immutable", 安全 / 不安全)."""
     found = []
     zh = detect_language(clause) == "zh"
-    for term in set(terms):
-        if term in place_terms or (zh and term in place):
-            continue
-        for other in _opposites_of(term):
-            if (zh and other in place and other not in clause) or (not zh and stem(other) in place_terms):
-                found.append(f"{term}/{other}")
-        prefixes = L.OPPOSITE_PREFIXES_ZH if zh else L.OPPOSITE_PREFIXES_EN
-        for prefix in prefixes:
-            if (prefix + term) in place_terms or (zh and prefix + term in place and prefix + term not in clause):
-                found.append(f"{term}/{prefix}{term}")
-            if term.startswith(prefix) and len(term) - len(prefix) >= 3 and term[len(prefix):] in place_terms:
-                found.append(f"{term}/{term[len(prefix):]}")
+    if zh:
+        for a, b in L.ANTONYMS:
+            for word, other in ((a, b), (b, a)):
+                if word in clause and other in place and word not in place and other not in clause:
+                    found.append(f"{word}/{other}")
+        for word in set(terms):
+            for prefix in L.OPPOSITE_PREFIXES_ZH:
+                if prefix + word in place and prefix + word not in clause and word not in place.replace(prefix + word, ""):
+                    found.append(f"{word}/{prefix}{word}")
+        return found
+    claim_words = set(re.findall(r"[a-z]+", clause.lower()))
+    place_words = set(re.findall(r"[a-z]+", place.lower()))
+    for word in claim_words - place_words:
+        for other in _opposites_of(word):
+            if other in place_words and other not in claim_words:
+                found.append(f"{word}/{other}")
+        for prefix in L.OPPOSITE_PREFIXES_EN:
+            if prefix + word in place_words:
+                found.append(f"{word}/{prefix}{word}")
+            if word.startswith(prefix) and len(word) - len(prefix) >= 4 and word[len(prefix):] in place_words:
+                found.append(f"{word}/{word[len(prefix):]}")
     return found
 
 

@@ -34,6 +34,7 @@ class FakeLLM:
         self.stall_seconds = 5.0
         self.answer = "A function is a named sequence of statements [1]. Loops repeat work [2]."
         self.rewrite: str | None = None    # the reply to a "rewrite as a standalone question" prompt
+        self.judgement: float | None = None  # P(YES) a support-judging request gets (None: no log-probabilities)
 
     @property
     def base_url(self) -> str:
@@ -81,11 +82,17 @@ class FakeLLM:
                 text = fake.reply_for(body.get("messages", []))
                 if body.get("stream"):
                     return self._stream(text)
+                choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
+                if body.get("logprobs") and fake.judgement is not None:
+                    import math
+                    yes, no = max(fake.judgement, 1e-6), max(1 - fake.judgement, 1e-6)
+                    top = [{"token": "YES", "logprob": math.log(yes), "bytes": None},
+                           {"token": "NO", "logprob": math.log(no), "bytes": None}]
+                    choice["logprobs"] = {"content": [{"token": "YES" if yes >= no else "NO", "bytes": None,
+                                                       "logprob": math.log(max(yes, no)), "top_logprobs": top}]}
                 return self._json(200, {
                     "id": "c1", "object": "chat.completion", "created": int(time.time()), "model": body.get("model"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": text}}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+                    "choices": [choice], "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
 
             def _json(self, status, payload):
                 data = json.dumps(payload).encode()

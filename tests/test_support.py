@@ -1,0 +1,116 @@
+"""The support check (rag.support): does a passage back a sentence? Real embedders; the judge through a real
+OpenAI-compatible server on loopback (tests/llm_server.py), which gives the YES/NO log-probabilities."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rag.support import check, clauses, negated_terms, numbers_in
+
+PYTHON = ("The modulus operator is more useful than it seems. For example, you can check whether one number is "
+          "divisible by another. Also, you can extract the right-most digit or digits from a number. For example, "
+          "x % 10 yields the right-most digit of x (in base 10). Similarly x % 100 yields the last two digits.")
+LANGUAGES = ("Natural languages are the languages people speak, such as English, Spanish, and French. They were not "
+             "designed by people; they evolved naturally.")
+TUPLES = "A tuple is a sequence of values. The important difference is that tuples are immutable."
+ALGORITHM = "“算法”是指从数据中学得“模型”的具体方法。“算法”产出的结果称为“模型”，通常是具体的函数。"
+CLASSES = "当分类的类别只有两个时，称此类任务为“二分类”；当分类的类别超过两个时，称此类任务为“多分类”。"
+
+
+@pytest.fixture(scope="module")
+def embedders(tmp_path_factory):
+    from core.embeddings import get_embedder, get_multilingual_embedder
+    from core.settings import Settings
+    from core.vectors import get_vector_store
+    from rag.dense import DenseSpaces
+    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("support"), llm_backend="none")
+    return DenseSpaces(get_vector_store(settings), "t", "support", get_embedder(settings),
+                       get_multilingual_embedder(settings))
+
+
+@pytest.mark.parametrize("sentence, passage", [
+    ("Similarly x % 100 yields the last two digits.", PYTHON),                     # a copy
+    ("x % 10 gives the right-most digit of x.", PYTHON),                           # shorter, same claim
+    ("A tuple is a sequence of values, and tuples are immutable.", TUPLES),        # two sentences joined
+    ("当分类的类别只有两个时，称此类任务为“二分类”。", CLASSES),
+])
+def test_what_the_passage_says_is_backed(sentence, passage, embedders):
+    assert check(sentence, passage, embedders).supported
+
+
+@pytest.mark.parametrize("sentence, passage, reason", [
+    ("Similarly x % 100 yields the last three digits.", PYTHON, "number"),         # "three": not the passage's
+    ("当分类的类别超过三个时，称此类任务为“多分类”。", CLASSES, "number"),              # 三个 ≠ 两个
+    ("Natural languages were designed by people.", LANGUAGES, "negation"),          # the passage says not
+    ("“模型”是指从数据中学得“算法”的具体方法。", ALGORITHM, "order"),                     # the two terms swapped
+    ("The important difference is that tuples are mutable.", TUPLES, "opposite"),
+])
+def test_a_near_copy_that_changes_one_thing_is_not_backed(sentence, passage, reason, embedders):
+    verdict = check(sentence, passage, embedders)
+    assert not verdict.supported and verdict.reason == reason, verdict
+
+
+def test_a_sentence_about_something_else_is_not_backed(embedders):
+    verdict = check("Every instruction must be compiled to machine code before the program can start.", PYTHON,
+                    embedders)
+    assert not verdict.supported
+
+
+def test_reading_a_claim():
+    assert clauses("Lists are mutable; tuples are not.") == ["Lists are mutable", "tuples are not."]
+    assert numbers_in("It takes three steps and 2.5 s on March 13") == {"3", "2.5", "13"}
+    assert numbers_in("the two are equal, and 一般来说 一个模型") == set()       # a pronoun, 一个 = "a"
+    assert numbers_in("分成两个子集，做 3 次") == {"2", "3"}
+    assert {"design", "peopl"} <= negated_terms("They were not designed by people.")
+    assert "罗列" in negated_terms("所有可能取值无法直接罗列")
+    assert not negated_terms("这两种方法不同，而且非常有效")                            # 不同, 非常 negate nothing
+
+
+def test_the_labelled_pairs_are_read_and_scored(tmp_path):
+    from rag.support_eval import main
+    pairs = tmp_path / "pairs.jsonl"
+    rows = [{"id": "en-1", "lang": "en", "passage_lang": "en", "kind": "verbatim", "supported": True,
+             "sentence": "Similarly x % 100 yields the last two digits.", "passage": PYTHON},
+            {"id": "en-2", "lang": "en", "passage_lang": "en", "kind": "number", "supported": False,
+             "sentence": "Similarly x % 100 yields the last three digits.", "passage": PYTHON}]
+    pairs.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    result = main([str(pairs)])
+    assert result["n"] == 2 and result["reject_precision"] == 1.0 and result["reject_recall"] == 1.0
+    assert result["rejected_by_kind"] == {"number": "1/1", "verbatim": "0/1"} and result["judge"] == "none"
+
+
+def test_the_judge_decides_what_the_word_checks_let_through(llm_settings, fake_llm, embedders):
+    from core.llm import get_judge, get_llm
+    endpoint = get_llm(llm_settings)
+    judge = get_judge(llm_settings, endpoint)
+    assert judge is endpoint                       # an endpoint judges its own answers
+    claim = "A tuple is a sequence of values that cannot be changed."
+    fake_llm.judgement = 0.9
+    assert check(claim, TUPLES, embedders, judge).supported
+    fake_llm.judgement = 0.1
+    verdict = check(claim, TUPLES, embedders, judge)
+    assert not verdict.supported and verdict.reason == "judge"
+    asked = [r["body"] for r in fake_llm.requests if r["body"].get("logprobs")]
+    assert asked and "Statement:\nA tuple is a sequence" in asked[-1]["messages"][-1]["content"]
+    fake_llm.judgement = None                      # an endpoint without log-probabilities: the words decide
+    assert check(claim, TUPLES, embedders, judge).supported
+    # a number the passage does not have is rejected before any judge is asked
+    before = len(fake_llm.requests)
+    assert check("A tuple holds 3 values.", TUPLES, embedders, judge).reason == "number"
+    assert len(fake_llm.requests) == before
+
+
+def test_a_composed_sentence_the_judge_rejects_is_left_out(llm_settings, fake_llm):
+    from rag.tool import RAGTool
+    from rag.types import Answer
+    tool = RAGTool("judged", llm_settings)
+    tool.add_text("# Tuples\n\n" + TUPLES + " Tuples can be used as dictionary keys.\n", title="tuples")
+    fake_llm.answer = "A tuple is a sequence of values [1]. Tuples can be used as dictionary keys [1]."
+    fake_llm.judgement = 0.05                      # the judge says the passage states neither
+    answer = [item for item in tool.ask_stream("What is a tuple?") if isinstance(item, Answer)][0]
+    assert "Tuples can be used as dictionary keys [1]." not in answer.text.split("\n\n")[0]
+    assert any(getattr(n, "key", "") in ("notice_dropped", "notice_all_unsupported") for n in answer.notices)
+    fake_llm.judgement = 0.95
+    answer = [item for item in tool.ask_stream("What is a tuple?") if isinstance(item, Answer)][0]
+    assert answer.text.startswith("A tuple is a sequence of values [1]. Tuples can be used as dictionary keys [1].")
