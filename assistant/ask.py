@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 from assistant import history as H
 from assistant import prompts
-from assistant.followup import standalone_question
+from assistant.followup import own_words, standalone_question
 from assistant.timerange import Period, parse_period
 from assistant.types import AskResult, MemoryRef
 from core.errors import AssistantError, InvalidRequest, LLMError, Notice
@@ -75,6 +75,10 @@ def _answer_from_documents(assistant, question, history, mqe, hyde):
     rag = assistant.rag
     # 2. rewrite, only when the question depends on the conversation
     search_query, how = standalone_question(question, history, rag.llm)
+    own = None       # the searched words the person wrote; only these may be "never mentioned in your documents"
+    if how != "as asked":
+        log.info("follow-up %r searched as %r (%s)", question, search_query, how)
+        own = own_words(question, history, search_query)
     # Notes and past questions help an endpoint model; a small local model answers from the passages alone
     # (its time goes into reading the prompt).
     memory_context, used = "", []
@@ -83,7 +87,7 @@ def _answer_from_documents(assistant, question, history, mqe, hyde):
     options = {"mqe": bool(mqe), "hyde": bool(hyde)} if rag.llm is not None else {}
     # 3-5. retrieve, answer, check
     answer: Answer | None = None
-    for item in rag.ask_stream(search_query, memory_context=memory_context or None, **options):
+    for item in rag.ask_stream(search_query, memory_context=memory_context or None, own_words=own, **options):
         if isinstance(item, Answer):
             answer = item
         else:

@@ -8,8 +8,10 @@ INTENT = (
 
 CONDENSE = (
     "Rewrite the last question of this conversation as a standalone question that can be understood "
-    "without the conversation (resolve 'it', 'the second one', etc.). Keep its language. Output only the "
-    "question.\n\nConversation:\n{conversation}\n\nLast question: {question}")
+    "without the conversation (resolve 'it', 'that example', 'the second one', etc. with the words the "
+    "conversation uses). Do not answer it. Add no words of your own: use only words from the conversation "
+    "and the question. Keep its language. Output only the question, on one line."
+    "\n\nConversation:\n{conversation}\n\nLast question: {question}")
 
 MEMORY_ANSWER_SYSTEM = (
     "You are a study assistant. Answer the user's question about their own learning history using ONLY "

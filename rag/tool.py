@@ -443,7 +443,7 @@ class RAGTool:
 
     # -- answers ------------------------------------------------------------------------------------
     def ask_stream(self, question: str, *, history: list[dict] | None = None, memory_context: str | None = None,
-                   **options) -> Iterator[str | SourcesEvent | Answer]:
+                   own_words: frozenset[str] | None = None, **options) -> Iterator[str | SourcesEvent | Answer]:
         """Yield a SourcesEvent (the passages, at once), then the answer's text as it is written, then
         the final Answer (always last). The question's plan (rag.plan) picks the answer's shape: a summary of
         the chapter it names, a comparison, an explanation … Weak evidence gives "not in your documents" with
@@ -464,7 +464,7 @@ class RAGTool:
         elif plan.summarizes:
             answer = yield from self._summary(question, plan, notices)
         else:
-            answer = yield from self._answer(question, plan, history, memory_context, notices, queries, options)
+            answer = yield from self._answer(question, plan, history, memory_context, notices, queries, options, own_words)
         answer.kind = plan.kind
         answer.notices = list(dict.fromkeys(n for n in notices if n))   # each a Notice: the UI translates it
         answer.notice = " ".join(answer.notices)
@@ -472,7 +472,8 @@ class RAGTool:
         answer.seconds = time.perf_counter() - started
         yield answer
 
-    def _answer(self, question, plan: QuestionPlan, history, memory_context, notices, queries, options) -> Iterator:
+    def _answer(self, question, plan: QuestionPlan, history, memory_context, notices, queries, options,
+                own_words=None) -> Iterator:
         """Retrieval (within the scope the question names), evidence, then the answer in the plan's shape."""
         within = frozenset(c.chunk_id for c in self.scope_chunks(plan.scope)) if plan.scope else None   # pieces' chunks
         translation = self._translation(question, plan)
@@ -484,7 +485,7 @@ class RAGTool:
         evidence = self.evidence(question, hits, terms, kind=plan.kind) if hits else []
         if translation and hits:     # units in the other language, judged by their words
             evidence = _best_of(evidence, self.evidence(translation, hits, kind=plan.kind))
-        unknown = self.unknown_words(question, terms)
+        unknown = [w for w in self.unknown_words(question, terms) if own_words is None or w in own_words]
         sides = self._sides(plan, evidence, within, options) if plan.sides else None
         strength = evidence_strength(evidence, unknown)
         if sides is not None:
