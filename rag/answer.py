@@ -457,6 +457,11 @@ def says_not_found(text: str) -> bool:
 _FENCE_BLOCK = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 
 
+def _is_label(text: str) -> bool:
+    """A line that only introduces what follows ("When to use a tuple:"): checked, but cited by what follows."""
+    return text.rstrip().endswith((":", "："))
+
+
 def drop_unsupported(answer: Answer, embedder, judge=None) -> list[SentenceCheck]:
     """Check every sentence of a composed answer against the passage(s) it cites (rag.support) and leave out
     each one they do not back, each uncited one marked ⚠ (attribute_uncited found no source for it) and each
@@ -475,10 +480,18 @@ def drop_unsupported(answer: Answer, embedder, judge=None) -> list[SentenceCheck
                            key=lambda v: (v.supported, v.score))
                 checks.append(SentenceCheck(claim, cited, best.supported, best.score))
                 keep = best.supported
-            else:
-                keep = "⚠" not in sentence
-                if not keep:
+            elif "⚠" in sentence or not claim:
+                keep = bool(claim) and "⚠" not in sentence
+                if claim:
                     checks.append(SentenceCheck(claim, [], False, 0.0))
+            else:       # a sentence the model left uncited is shown only if one of the passages backs it
+                best_n, best = max(((n, support_check(claim, text, embedder, judge)) for n, text in passages.items()),
+                                   key=lambda t: (t[1].supported, t[1].score), default=(None, None))
+                keep = best is not None and best.supported
+                checks.append(SentenceCheck(claim, [best_n] if keep else [], keep, best.score if best else 0.0))
+                if keep and not _is_label(claim):
+                    prose = prose.replace(sentence, f"{sentence.rstrip()} [{best_n}]", 1)
+                    sentence = f"{sentence.rstrip()} [{best_n}]"
             if not keep or claim.lower() in seen:     # a sentence said twice is said once
                 prose = prose.replace(sentence, "", 1)
             elif claim:

@@ -213,11 +213,12 @@ def test_llm_answer_streams_with_memory_in_the_prompt_never_cited(llm_settings, 
     a.add_note("I prefer short answers with bullet points.", "preference")
     fake_llm.requests.clear()
     pieces, result = final(a.ask(QUESTION))
-    assert len(pieces) > 3 and result.mode == "llm"
-    # The loopback model's canned answer is about Python functions, not these aviation passages: the
-    # checker marks the sentence its cited passage does not back, and says so.
-    assert "".join(pieces).strip() == result.text.replace(" ⚠", "")
-    assert "statements [1]. ⚠" in result.text and "⚠" in result.notice
+    assert len(pieces) > 3
+    # The loopback model's canned answer is about Python functions, not these aviation passages: the check
+    # leaves out every sentence its cited passage does not back, so the passages answer instead, and it says so.
+    assert "statements" in "".join(pieces) and "statements" not in result.text
+    assert result.mode == "extractive" and any(getattr(n, "key", "") == "notice_all_unsupported"
+                                               for n in result.notices)
     answer_calls = [r for r in fake_llm.requests if r["body"].get("stream")]
     messages = answer_calls[-1]["body"]["messages"]
     memory_msgs = [m["content"] for m in messages if m["role"] == "system" and "never cite" in m["content"]]
