@@ -635,7 +635,7 @@ class RAGTool:
             system, max_tokens = prompts.ANSWER_SYSTEM, self.settings.llm_max_tokens
         waiting = getattr(self.llm, "waiting", lambda: 0)()
         yield SourcesEvent([citation_for(s.n, s.hit, quote=s.text, support=s.support) for s in sources],
-                           search_query=question,
+                           search_query=question, composed=True,
                            waiting_for=Notice(prompts.QUEUED.format(n=waiting), key="notice_queued", n=waiting)
                            if waiting else "")
         zh = detect_language(question) == "zh"

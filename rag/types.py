@@ -142,6 +142,7 @@ class SourcesEvent:
     related: bool = False
     search_query: str = ""
     waiting_for: str = ""            # e.g. "the local model is answering another question" while queued (a Notice)
+    composed: bool = False           # a model writes the answer: its sentences are checked once it is written
 
 
 @dataclass

@@ -216,7 +216,7 @@ def ask(qa: QA, question, history, shown_before, cite_map, mqe, hyde, session, r
     yield {qa.chatbot: shown, qa.question_box: "", qa.sources: source_list(ctx, request, []), **no_source(qa),
            qa.page_status: "", qa.answer_notice: "", qa.searched: "", qa.memory_used: "", qa.session_state: session,
            qa.citations: []}
-    text, result = "", None
+    text, result, composed = "", None, False
     try:
         a = ctx.assistant_for(request)
         for item in a.ask(question, history, mqe=bool(mqe) and ctx.llm_on, hyde=bool(hyde) and ctx.llm_on,
@@ -224,6 +224,7 @@ def ask(qa: QA, question, history, shown_before, cite_map, mqe, hyde, session, r
             if isinstance(item, AskResult):
                 result = item
             elif isinstance(item, SourcesEvent):
+                composed = composed or item.composed
                 update = {qa.sources: source_list(ctx, request, item.citations, related=item.related),
                           qa.citations: list(item.citations)}
                 if item.search_query and item.search_query.strip() != question:
@@ -235,7 +236,9 @@ def ask(qa: QA, question, history, shown_before, cite_map, mqe, hyde, session, r
                 yield update
             elif item:
                 text += item
-                shown[-1] = {"role": "assistant", "content": chat_markdown(text)}
+                # a model's sentences are a draft until each is checked against its passage (rag.support)
+                draft = f"\n\n*{t(request, 'answer_checking')}*" if composed else ""
+                shown[-1] = {"role": "assistant", "content": chat_markdown(text) + draft}
                 yield {qa.chatbot: shown}
         if result is None:
             raise AssistantError("The answer stopped before it was finished; please ask again.",
