@@ -151,7 +151,7 @@ def test_query_expansion_notices_are_keyed_and_the_errors_own_sentence_is_transl
         def complete(self, *args, **kwargs):
             raise LLMError("The language model failed; try again later.", key="err_llm_failed")
 
-    options = SimpleNamespace(mqe=True, hyde=True)
+    options = SimpleNamespace(mqe=True, hyde=True, also=())
     warnings: list[str] = []
     Retriever._expand(SimpleNamespace(llm=None, settings=SimpleNamespace(mqe_queries=2)), "q", options, warnings)
     assert warnings == ["Query expansion (MQE/HyDE) needs a language model; searched with the question only."]
