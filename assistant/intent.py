@@ -41,6 +41,10 @@ MEMORY_EXAMPLES = [
     "我昨天学了什么？", "我之前问过哪些问题？", "我的笔记里写了什么？", "我最近读了哪些文档？", "总结一下我的学习进度。",
     "我上次问了什么？", "我今天学习了哪些内容？", "我记过关于这个的笔记吗？", "我学过哪些概念？", "回顾一下我上次的学习。",
     "我问过关于函数的问题吗？", "我看过关于飞行控制的文档吗？", "我上传过哪些文件？",
+    "Which of my notes talk about the engine?", "Find the notes I wrote on inflation.",
+    "What did I mark as important in the last chapter I read?", "How many documents have I studied?",
+    "我刚刚看的是哪个文件？", "我一共记了几条笔记？", "我问了多少个问题了？", "我的笔记里有关于发动机的内容吗？",
+    "我读到第几章了？", "帮我回顾一下我最近学的东西。",
 ]
 
 DOCUMENT_EXAMPLES = [
@@ -59,6 +63,25 @@ DOCUMENT_EXAMPLES = [
     "这个规定什么时候生效？", "递归函数怎么定义？", "文中提到了哪些要求？", "作者的结论是什么？",
     "我应该如何定义函数？", "我该怎么处理传感器故障？", "我需要满足哪些要求？",
     "How should I submit a comment?", "Where can I find the service information?",
+    # First-person requests about the content are document questions: "I want to know…", "help me…",
+    # 我想…, 帮我… name the speaker but ask about the book, not about the speaker's past.
+    "I want to know what this section is about.", "Help me understand how interest rates affect inflation.",
+    "I don't get what this paragraph means.", "I'm confused about Newton's third law.",
+    "Can you show me how to sort a list?", "I'd like to understand the main argument of the paper.",
+    "Help me compare these two methods.", "My textbook says energy is conserved; what does that mean?",
+    "If I want to read a CSV file, how does the book do it?", "Walk me through this example step by step.",
+    "I need a summary of the last section.", "Teach me what a chemical bond is.",
+    "我想知道这一节讲的是什么。", "帮我梳理一下这部分的思路。", "我想了解供需关系是怎么决定价格的。",
+    "我不太明白这个公式的含义。", "我想学怎么用字典存储数据。", "请帮我总结这篇文章的要点。",
+    "书里是怎么解释通货膨胀的？", "给我讲讲牛顿第二定律。", "我该怎么计算加速度？",
+    "如果我想给列表排序，书里是怎么写的？", "帮我解释一下这个术语。", "我不懂这段话是什么意思，能解释一下吗？",
+    "请给我举个例子。", "我想弄懂化学键是怎么形成的。", "帮我比较一下这两种方法。",
+    "我想写一个循环，书上有示例吗？", "课本里说能量守恒，这句话怎么理解？", "帮我列一下第一章的重点。",
+    "我对这一章的结论有疑问，能帮我解读吗？",
+    # "learning" inside a topic's name (机器学习, reinforcement learning) is no sign of the person's learning
+    "Give me an overview of how reinforcement learning works.", "What is the difference between online and batch learning?",
+    "深度学习和强化学习有什么不同？", "给我介绍一下迁移学习。", "请帮我概述一下这场战争的背景。", "帮我简单介绍一下宏观经济学的基本问题。",
+    "请帮我简要说明这个事件的起因。", "请帮我概括这个理论的来龙去脉。",
 ]
 
 _FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself|i've|i'm|i'd|we|our|us)\b|我|咱", re.IGNORECASE)
