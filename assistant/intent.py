@@ -3,9 +3,11 @@
 "What did I study yesterday?" must be answered from memory, "What did the study find?" from the
 documents. Word lists cannot tell these apart, so the router compares the question's embedding with
 labelled example questions (nearest-neighbour vote over both classes, English and Chinese), and uses
-two structural cues only to adjust the margin: a question about one's own past refers to the speaker
-("I", "my", 我), and often names a past time ("yesterday", "上周"). When an LLM is configured and the
-embedding vote is close, the LLM classifies the question (one word), falling back to the vote.
+structural cues only to adjust the margin: a question about one's own past refers to the speaker
+("I", "my", 我), often names a past time ("yesterday", "上周"), and reports the speaker's own study
+("did I read", 我…问过); a request that names the book ("the book", "chapter 3", 书里, 第三章) is about
+the documents even when it says "I want" or 我想/帮我. When an LLM is configured and the embedding vote
+is close, the LLM classifies the question (one word), falling back to the vote.
 
 The examples are data (below), so the router is extended by adding phrasings, not rules.
 """
@@ -41,6 +43,10 @@ MEMORY_EXAMPLES = [
     "我昨天学了什么？", "我之前问过哪些问题？", "我的笔记里写了什么？", "我最近读了哪些文档？", "总结一下我的学习进度。",
     "我上次问了什么？", "我今天学习了哪些内容？", "我记过关于这个的笔记吗？", "我学过哪些概念？", "回顾一下我上次的学习。",
     "我问过关于函数的问题吗？", "我看过关于飞行控制的文档吗？", "我上传过哪些文件？",
+    "Which of my notes talk about the engine?", "Find the notes I wrote on inflation.",
+    "What did I mark as important in the last chapter I read?", "How many documents have I studied?",
+    "我刚刚看的是哪个文件？", "我一共记了几条笔记？", "我问了多少个问题了？", "我的笔记里有关于发动机的内容吗？",
+    "我读到第几章了？", "帮我回顾一下我最近学的东西。",
 ]
 
 DOCUMENT_EXAMPLES = [
@@ -59,18 +65,78 @@ DOCUMENT_EXAMPLES = [
     "这个规定什么时候生效？", "递归函数怎么定义？", "文中提到了哪些要求？", "作者的结论是什么？",
     "我应该如何定义函数？", "我该怎么处理传感器故障？", "我需要满足哪些要求？",
     "How should I submit a comment?", "Where can I find the service information?",
+    # First-person requests about the content are document questions: "I want to know…", "help me…",
+    # 我想…, 帮我… name the speaker but ask about the book, not about the speaker's past.
+    "I want to know what this section is about.", "Help me understand how interest rates affect inflation.",
+    "I don't get what this paragraph means.", "I'm confused about Newton's third law.",
+    "Can you show me how to sort a list?", "I'd like to understand the main argument of the paper.",
+    "Help me compare these two methods.", "My textbook says energy is conserved; what does that mean?",
+    "If I want to read a CSV file, how does the book do it?", "Walk me through this example step by step.",
+    "I need a summary of the last section.", "Teach me what a chemical bond is.",
+    "我想知道这一节讲的是什么。", "帮我梳理一下这部分的思路。", "我想了解供需关系是怎么决定价格的。",
+    "我不太明白这个公式的含义。", "我想学怎么用字典存储数据。", "请帮我总结这篇文章的要点。",
+    "书里是怎么解释通货膨胀的？", "给我讲讲牛顿第二定律。", "我该怎么计算加速度？",
+    "如果我想给列表排序，书里是怎么写的？", "帮我解释一下这个术语。", "我不懂这段话是什么意思，能解释一下吗？",
+    "请给我举个例子。", "我想弄懂化学键是怎么形成的。", "帮我比较一下这两种方法。",
+    "我想写一个循环，书上有示例吗？", "课本里说能量守恒，这句话怎么理解？", "帮我列一下第一章的重点。",
+    "我对这一章的结论有疑问，能帮我解读吗？",
+    # "learning" inside a topic's name (机器学习, reinforcement learning) is no sign of the person's learning
+    "Give me an overview of how reinforcement learning works.", "What is the difference between online and batch learning?",
+    "深度学习和强化学习有什么不同？", "给我介绍一下迁移学习。", "请帮我概述一下这场战争的背景。", "帮我简单介绍一下宏观经济学的基本问题。",
+    "请帮我简要说明这个事件的起因。", "请帮我概括这个理论的来龙去脉。",
 ]
 
 _FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself|i've|i'm|i'd|we|our|us)\b|我|咱", re.IGNORECASE)
 _PAST_TIME = re.compile(
     r"\b(yesterday|earlier|before|previously|last (?:time|week|month|session|night)|ago|so far|recently|"
-    r"this (?:morning|week|month)|today)\b|昨天|前天|上周|上个月|之前|以前|上次|最近|今天|刚才",
+    r"this (?:morning|week|month)|today)\b|昨天|昨晚|前天|前几天|这几天|上周|这周|本周|上个月|这个月|之前|以前|"
+    r"上次|上一次|最后一次|最近|今天|早上|刚才|刚刚",
+    re.IGNORECASE)
+
+# Two cues the embedding vote cannot see. Each is a word or two in a sentence otherwise alike, and the
+# skeleton vote masks the noun that carries it ("what does my textbook say" -> "what does my something
+# say", the form of "what does my note say"). The embedding model (MiniLM) knows English only: on Chinese
+# its votes for book requests (我想知道…, 帮我…) and for questions about one's past (我上次学到哪里了)
+# overlap, so the words below do what the vote cannot.
+# - The speaker reports their own past study: a first-person subject with a past form of a verb of
+#   studying ("did I", "have I", "I've read", "I asked", 我…学过, 我…问了, 我…看过, 我…读到) or their own
+#   records ("my notes", 我的笔记). A wish or a need ("I want to learn", 我想学, 我该怎么…) is a request
+#   about the content, not a past activity, so 想/要/该/需 between 我 and the verb break the match; so are
+#   "I have a question" (no verb of studying), 我看到书里说… ("I saw that the book says"; but 看到哪里 /
+#   看到第几章 is how far one has read) and 我写了一个函数 (one's own code, not one's study record).
+_OWN_PAST = re.compile(
+    r"\b(?:did|have|had|was|were)\s+(?:i|we)\b|"
+    r"\b(?:i|we)(?:'ve|'d| have| had)\s+(?:already\s+|ever\s+|just\s+|been\s+)?(?:studied|studying|asked|"
+    r"asking|noted|learned|learnt|learning|read|reading|reviewed|reviewing|uploaded|covered|finished|"
+    r"highlighted|looked|gone|taken|spent|worked|working)\b|"
+    r"\b(?:i|we)\s+(?:already\s+|last\s+|ever\s+|just\s+)?(?:studied|asked|noted|learned|learnt|reviewed|"
+    r"uploaded|covered|finished|highlighted|looked up|went over)\b|"
+    r"\bnotes?\s+(?:that\s+)?(?:i|we)\s+(?:made|took|wrote|kept|saved)\b|"
+    r"\bmy\s+(?:notes?|progress|history|study history|learning|(?:last|previous|past) (?:session|questions?)|"
+    r"questions)\b|"
+    r"我[^，。？！,.?!想要该需]{0,8}?(?:(?:学|问|记|读|复习|学习|上传|浏览)(?:了|过|到|完|下)|看(?:了|过|完|到(?=哪|第几)))|"
+    r"我[^，。？！,.?!想要该需]{0,8}?(?:写|做|记)(?:过|了|下)?的?[^，。？！,.?!]{0,12}笔记|"
+    r"我(?:的)?(?:笔记|学习(?:进度|记录|历史|情况)|进度|提问|历史)|我记的|我[^，。？！,.?!想要该需]{0,12}的笔记",
+    re.IGNORECASE)
+# - The question names the book or a part of it ("the book", "my textbook", "chapter 3", "according to
+#   the text", 书里, 课本, 第三章, 这一节, 作者): it asks about the documents.
+# A question with both ("which chapters did I read", 我之前看过第三章吗, 我学了列表，书里怎么讲切片) is
+# left to the vote and the past-time cue.
+_BOOK_REFERENCE = re.compile(
+    r"\b(?:the|this|that|my|your|our)\s+(?:book|textbook|text|chapter|section|author|paper|article|document|"
+    r"report|passage|paragraph)s?\b|\bchapter\s+(?:\d+|[ivx]+|one|two|three|four|five|six|seven|eight|nine|ten)\b|"
+    r"\bsection\s+\d|\baccording to\b|"
+    r"书里|书中|书上|课本|教材|教科书|本书|这本书|文中|原文|作者|第[一二三四五六七八九十百\d]+[章节]|"
+    r"这一?[章节]|这一?段(?!时间|日子)|本章|本节",
     re.IGNORECASE)
 
 # The vote margin (memory minus documents: mean cosine of the 3 nearest examples of each class) a
-# first-person question needs to count as about memory; lower when it names a past time.
+# first-person question needs to count as about memory: lower when it names a past time, lower still
+# when it reports the speaker's own past study, higher when it names the book (one cue without the other).
 MARGIN = 0.02
 MARGIN_WITH_TIME = -0.03
+MARGIN_OWN_PAST = -0.06
+MARGIN_BOOK = 0.08
 AMBIGUOUS = 0.06       # |margin - threshold| below this asks the LLM, when there is one
 
 
@@ -125,7 +191,7 @@ class IntentRouter:
         first_person = bool(_FIRST_PERSON.search(question))
         past_time = bool(_PAST_TIME.search(question))
         margin = self.vote(question)
-        threshold = MARGIN_WITH_TIME if past_time else MARGIN
+        threshold = self.threshold(question, past_time)
         # A question about one's own past refers to oneself; without that it is about the documents.
         intent = MEMORY if first_person and margin > threshold else DOCUMENTS
         method = "embedding"
@@ -134,6 +200,16 @@ class IntentRouter:
             if verdict:
                 intent, method = verdict, "llm"
         return IntentDecision(intent, round(margin, 4), first_person, past_time, method)
+
+    @staticmethod
+    def threshold(question: str, past_time: bool) -> float:
+        """The margin a first-person question needs to go to memory, by its structural cues."""
+        own_past, book = bool(_OWN_PAST.search(question)), bool(_BOOK_REFERENCE.search(question))
+        if own_past and not book:
+            return MARGIN_OWN_PAST
+        if book and not own_past:
+            return MARGIN_BOOK
+        return MARGIN_WITH_TIME if past_time else MARGIN
 
     def _ask_llm(self, question: str) -> str | None:
         try:
