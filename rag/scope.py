@@ -26,9 +26,11 @@ _TOPIC_END = (r"(?=\s*(?:[?？。.,，;；!！]|$|\b(?:and|in|of|from|cover|cove
 SCOPE_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("section", re.compile(r"\b(?:section|sect\.|§)\s*(?P<n>\d+(?:\.\d+)+)", re.IGNORECASE)),
     ("section", re.compile(r"第?\s*(?P<n>\d+(?:\.\d+)+)\s*(?:节|小节)")),
-    ("chapter", re.compile(r"\b(?:chapter|chap\.?|ch\.)\s*(?P<n>\d+)\b", re.IGNORECASE)),
+    ("chapter", re.compile(r"\b(?:chapter|chap\.?|ch\.)\s*(?P<n>\d+)\b(?:\s*\((?P<title>[^)]{3,40})\)|\s+(?:on|about)\s+"
+                           r"(?P<title2>[\w\s\-]{3,40}?)(?=[?.,!]|$))?", re.IGNORECASE)),
     ("chapter", re.compile(r"\bthe\s+(?P<n>" + "|".join(_ORDINALS) + r")\s+chapter\b", re.IGNORECASE)),
-    ("chapter", re.compile(r"第\s*(?P<n>" + _NUM + r")\s*章")),
+    ("chapter", re.compile(r"第\s*(?P<n>" + _NUM + r")\s*章(?:[《“「]?(?!主要|讲|说|的|这|里|中|有|包括|介绍)(?P<title>[\u4e00-\u9fffA-Za-z\-]{2,12}?)[》”」]?"
+                           r"(?=主要|讲|说|的|这|里|中|有|包括|介绍|，|,|。|？|\?|\s|$))?")),
     ("section", re.compile(r"\bsection\s*(?P<n>\d+)\b", re.IGNORECASE)),
     ("pages", re.compile(r"\bp(?:ages?|p?\.)\s*(?P<a>\d+)\s*(?:-|–|—|to|through|and)\s*(?P<b>\d+)", re.IGNORECASE)),
     ("pages", re.compile(r"第\s*(?P<a>\d+)\s*(?:-|–|—|到|至)\s*(?P<b>\d+)\s*页")),
@@ -63,6 +65,7 @@ class ScopeRequest:
     number: str | None = None          # "4", "2.3"
     pages: tuple[int, int] | None = None
     topic: str = ""                    # "dictionaries" in "the chapter on dictionaries"
+    title: str = ""                    # what a numbered chapter is said to be about ("第9章聚类": 聚类)
     whole_document: bool = False       # "the book", "全书"
     phrase: str = ""                   # the words that said it (left out of what is searched)
 
@@ -93,7 +96,8 @@ def read_scope(question: str) -> ScopeRequest:
             (raw if "." in raw else str(chinese_number(raw)))
         if number == "None":
             continue
-        return ScopeRequest(unit=unit, number=number, phrase=m.group())
+        title = _clean_topic(groups.get("title") or groups.get("title2") or "")
+        return ScopeRequest(unit=unit, number=number, phrase=m.group(), title=title)
     if m := _WHOLE_DOCUMENT.search(question):
         return ScopeRequest(whole_document=True, phrase=m.group())
     return ScopeRequest()
@@ -161,6 +165,8 @@ def resolve_scope(request: ScopeRequest, outlines: dict[str, Outline], names: di
             node = outline.numbered(request.number)
             if node is None and request.unit == "section":
                 node = next((n for n in outline.nodes() if n.number == request.number), None)
+            if node is not None and not _title_fits(request.title, node):
+                node = None      # "第9章聚类" of a book whose chapter 9 is about word play: not that chapter
         elif request.unit in ("chapter", "section") and request.topic:
             pool = outline.chapters() if request.unit == "chapter" else outline.nodes()
             scored = sorted(((topic_match(request.topic, n), -n.level, n) for n in pool), key=lambda t: t[:2],
@@ -179,6 +185,14 @@ def resolve_scope(request: ScopeRequest, outlines: dict[str, Outline], names: di
     best = found[0]
     best.alternatives = [s.doc_name for s in found[1:] if s.node is not None][:3]
     return best
+
+
+def _title_fits(title: str, node: OutlineNode) -> bool:
+    """A subject said with a chapter's number fits the chapter's title, when the two can be compared (the same
+    script; across languages the number alone decides)."""
+    if not title or bool(CJK_CHAR.search(title)) != bool(CJK_CHAR.search(heading_text(node.title))):
+        return True
+    return topic_match(title, node) >= TOPIC_MIN_MATCH
 
 
 def _document_order(doc_ids: list[str], named: list[str], question: str, languages: dict[str, str]) -> list[str]:

@@ -123,3 +123,9 @@ def test_a_scope_resolves_against_the_named_or_same_language_book():
     q = "关于决策树的那一章讲了什么"
     assert resolve_scope(read_scope(q), outlines, names, question=q, languages=langs).node.number == "4"
     assert resolve_scope(read_scope("Summarize chapter 42"), outlines, names, question="x") is None
+    # a chapter's number said with its subject must be that chapter: the Chinese book's 4 is about trees
+    assert resolve_scope(read_scope("第4章聚类主要讲什么？"), outlines, names, question="第4章聚类主要讲什么？",
+                         languages=langs) is None
+    assert resolve_scope(read_scope("第4章决策树讲了什么"), outlines, names, question="第4章决策树讲了什么",
+                         languages=langs).node.number == "4"
+    assert read_scope("Summarize chapter 10 (Lists)").title == "Lists"
