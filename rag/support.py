@@ -41,7 +41,8 @@ _DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
 _CITATION = re.compile(r"\[\d{1,4}\]")
 _GENERIC = frozenset("also just only even still really very quite rather thing things way ways case cases kind "
                      "kinds type types part parts called use used using make makes made get gets given "
-                     "instead however therefore thus hence example examples such like".split())
+                     "instead however therefore thus hence example examples such like almost nearly roughly "
+                     "about".split())
 
 
 def clauses(sentence: str) -> list[str]:
@@ -82,47 +83,55 @@ def _zh_value(numeral: str) -> str:
     return str(value) if value is not None else numeral
 
 
-_ZH_NEGATION = re.compile("|".join(sorted(L.NEGATIONS_ZH, key=len, reverse=True)))
-_ZH_NOT_NEGATION = re.compile("|".join(sorted(L.NOT_NEGATIONS_ZH, key=len, reverse=True)))
-NEGATION_SCOPE_WORDS = 4      # content words after "not" that it negates
-NEGATION_SCOPE_CHARS = 6      # characters after 不 / 无法 that it negates
 
 
-def negated_terms(text: str) -> set[str]:
-    """The terms a negation in the text applies to: the content words right after "not"/"never"/"no" up to the
-    next punctuation ("were not designed by people" -> design, peopl), or the words in the few characters after
-    不 / 没有 / 无法 ("无法直接罗列" -> 直接, 罗列)."""
-    out: set[str] = set()
-    if detect_language(text) == "zh":
-        body = _ZH_NOT_NEGATION.sub(lambda m: "\x00" * len(m.group()), text)
-        for m in _ZH_NEGATION.finditer(body):
-            scope = re.split(r"[，。；：、,.;:！？!?）)]", text[m.end():m.end() + NEGATION_SCOPE_CHARS])[0]
-            out.update(content_terms(scope))
-        return out
-    for clause in re.split(r"[,.;:!?()]", _CONTRACTIONS.sub(" not", text.lower())):
-        words = clause.split()
-        for i, word in enumerate(words):
-            if word in L.NEGATIONS_EN:
-                out.update(content_terms(" ".join(words[i + 1:i + 1 + NEGATION_SCOPE_WORDS])))
+def negation_flipped(claim: str, place: str) -> list[str]:
+    """The negations a near copy adds to its place or drops from it ("were not designed" for "were designed",
+    可以 for 无法): where the two differ, one side holds a negation and the other none, and little else (a
+    stretch that brings new words with its "not" — "…values that cannot be changed" — says something new,
+    which the other checks weigh). Read on the stretch of the place the claim copies (wording_similarity)."""
+    import difflib
+    a, b = _tokens(claim), _tokens(place)
+    start = _copied_stretch(a, b)
+    b = b[start:start + len(a) + 4]
+    neg_a, neg_b = _negation_tokens(a), _negation_tokens(b)
+    flipped = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        ours = any(i in neg_a for i in range(i1, i2))
+        theirs = any(j in neg_b for j in range(j1, j2))
+        rest_a = sum(1 for i in range(i1, i2) if i not in neg_a)
+        rest_b = sum(1 for j in range(j1, j2) if j not in neg_b)
+        if ours != theirs and max(rest_a, rest_b) <= 2:
+            flipped.append(f"{' '.join(a[i1:i2]) or '∅'}/{' '.join(b[j1:j2]) or '∅'}")
+    return flipped
+
+
+def _negation_tokens(tokens: list[str]) -> set[int]:
+    """Indices of the tokens that are (part of) a negation: an English negation word, or the characters of a
+    Chinese one that is not part of a word like 不同 ("different") or 非常 ("very")."""
+    out: set[int] = set()
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if not CJK_CHAR.match(token):
+            if token in L.NEGATIONS_EN:
+                out.add(i)
+            i += 1
+            continue
+        ahead = "".join(tokens[i:i + 3])
+        compound = next((w for w in L.NOT_NEGATIONS_ZH if ahead.startswith(w)), None)
+        if compound:
+            i += len(compound)
+            continue
+        marker = next((m for m in sorted(L.NEGATIONS_ZH, key=len, reverse=True) if ahead.startswith(m)), None)
+        if marker:
+            out.update(range(i, i + len(marker)))
+            i += len(marker)
+            continue
+        i += 1
     return out
-
-
-def negation_conflict(claim: str, place: str) -> set[str]:
-    """Terms the claim and its place disagree on: one negates what the other states, and the place says it
-    only one way."""
-    claim_terms = set(content_terms(claim))
-    claim_negated, place_negated = negated_terms(claim), negated_terms(place)
-    claim_plain = claim_terms - claim_negated
-    place_plain = _plain_mentions(place, place_negated)
-    return ((claim_negated & place_plain) - place_negated) | ((place_negated & claim_plain) - place_plain)
-
-
-def _plain_mentions(text: str, negated: set[str]) -> set[str]:
-    """Terms the text states without a negation somewhere (a term both negated and stated counts as stated)."""
-    terms = content_terms(text)
-    counts = {t: terms.count(t) for t in set(terms)}
-    negated_counts = {t: 1 for t in negated}
-    return {t for t, n in counts.items() if n > negated_counts.get(t, 0)}
 
 
 def _opposites_of(word: str) -> set[str]:
@@ -157,11 +166,13 @@ def check(sentence: str, passage: str, embedder=None, judge=None) -> Verdict:
     sentence = _CITATION.sub("", sentence).strip()
     if not content_terms(sentence) and not numbers_in(sentence):
         return Verdict(True, 1.0)
-    missing = numbers_in(sentence) - numbers_in(passage)
+    cross = detect_language(sentence) != detect_language(passage)
+    # across languages a number may be written as a word in one and a digit in the other ("both", 两个)
+    missing = (numbers_in(sentence) - numbers_in(passage)) if not cross else \
+        {m.group().replace(",", "") for m in _DIGITS.finditer(sentence)} - numbers_in(passage)
     if missing:
         return Verdict(False, 0.2, "number", {"numbers": sorted(missing)})
     places = sentences(passage)
-    cross = detect_language(sentence) != detect_language(passage)
     vectors = _embed(embedder, clauses(sentence), places, sentence, passage)
     worst = Verdict(True, 1.0)
     for i, clause in enumerate(clauses(sentence)):
@@ -230,9 +241,9 @@ def _check_clause(clause: str, index: int, places: list[str], passage: str, vect
     copy = wording_similarity(clause, place)
     details["copy"] = round(copy, 3)
     if copy >= NEAR_COPY:
-        conflict = negation_conflict(clause, place)
-        if conflict:
-            return Verdict(False, round(min(score, 0.3), 3), "negation", {**details, "terms": sorted(conflict)})
+        flipped = negation_flipped(clause, place)
+        if flipped:
+            return Verdict(False, round(min(score, 0.3), 3), "negation", {**details, "words": flipped})
         opposite = _opposite(terms, place, place_terms, clause)
         if opposite:
             return Verdict(False, round(min(score, 0.3), 3), "opposite", {**details, "words": opposite})
@@ -290,9 +301,16 @@ def wording_similarity(claim: str, place: str) -> float:
     a, b = _tokens(claim), _tokens(place)
     if not a or not b:
         return 0.0
+    start = _copied_stretch(a, b)
+    return difflib.SequenceMatcher(None, a, b[start:start + len(a) + 4], autojunk=False).ratio()
+
+
+def _copied_stretch(a: list[str], b: list[str]) -> int:
+    """Where in `b` the stretch that `a` copies best starts."""
+    import difflib
     span = len(a) + 4
-    return max(difflib.SequenceMatcher(None, a, b[i:i + span], autojunk=False).ratio()
-               for i in range(0, max(1, len(b) - len(a) + 1), 2))
+    starts = range(0, max(1, len(b) - len(a) + 1), 2)
+    return max(starts, key=lambda i: difflib.SequenceMatcher(None, a, b[i:i + span], autojunk=False).ratio())
 
 
 def _swapped(claim: str, place: str) -> bool:
@@ -308,4 +326,4 @@ def _swapped(claim: str, place: str) -> bool:
 
 def _tokens(text: str) -> list[str]:
     """Every word (Chinese: every character), for comparing two sentences' wording."""
-    return re.findall(r"[\u4e00-\u9fff]|[A-Za-z0-9]+", text.lower())
+    return re.findall(r"[\u4e00-\u9fff]|[A-Za-z0-9]+", _CONTRACTIONS.sub(" not", text.lower()))

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from rag.support import check, clauses, negated_terms, numbers_in
+from rag.support import check, clauses, negation_flipped, numbers_in
 
 PYTHON = ("The modulus operator is more useful than it seems. For example, you can check whether one number is "
           "divisible by another. Also, you can extract the right-most digit or digits from a number. For example, "
@@ -62,9 +62,10 @@ def test_reading_a_claim():
     assert numbers_in("It takes three steps and 2.5 s on March 13") == {"3", "2.5", "13"}
     assert numbers_in("the two are equal, and 一般来说 一个模型") == set()       # a pronoun, 一个 = "a"
     assert numbers_in("分成两个子集，做 3 次") == {"2", "3"}
-    assert {"design", "peopl"} <= negated_terms("They were not designed by people.")
-    assert "罗列" in negated_terms("所有可能取值无法直接罗列")
-    assert not negated_terms("这两种方法不同，而且非常有效")                            # 不同, 非常 negate nothing
+    assert negation_flipped("They were designed by people.", "They were not designed by people.") == ["∅/not"]
+    assert negation_flipped("所有可能取值可以直接罗列", "所有可能取值无法直接罗列")
+    assert not negation_flipped("the lack of an alert is not unsafe", "lacking an alert is not unsafe")
+    assert not negation_flipped("这两种方法相同", "这两种方法不同")                     # 不同 is "different", no negation
 
 
 def test_the_labelled_pairs_are_read_and_scored(tmp_path):
