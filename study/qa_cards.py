@@ -83,7 +83,7 @@ def backing(question: str, answer: str, windows: list[list[str]], embedders) -> 
     by one place of the passage (a sentence and its neighbours, not words gathered from the whole page),
     and that place must also hold most of the question's terms: a true sentence put under a question
     about something else ("How are rows compared in a SQL database?" over the tuple page) is not backed.
-    Lexical, so a wrong card whose every word is on the page still passes (README, card quality)."""
+    Lexical, so a wrong card whose every word is on the page still passes (docs/EVALUATION.md, card quality)."""
     q_terms, a_terms = set(terms_of(question)), set(terms_of(answer))
     best = (0.0, "")
     for units in windows:
