@@ -207,7 +207,7 @@ def graph_svg(view, *, own_concepts: set[str] | None = None, width: int = 560,
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _INLINE_CODE = re.compile(r"(`+)(?:.+?)\1", re.S)
-_CITE_MARK = re.compile(r"\[(\d{1,3})\]")
+_CITE_MARK = re.compile(r"\[(\d{1,6})\]")
 _BLOCK_START = re.compile(r"^ {0,3}(>|#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s|\||$)")
 
 

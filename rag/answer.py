@@ -19,11 +19,15 @@ from dataclasses import dataclass
 
 from core.text import count_tokens, detect_language
 from rag import prompts
-from rag.evidence import Evidence, SentenceCheck, Unit, answer_sentences, split_units, terms_of
+from rag.evidence import Evidence, SentenceCheck, Unit, answer_sentences, split_units, terms_of, units_after
+from rag.injection import is_instruction
 from rag.support import check as support_check
 from rag.types import Answer, Citation, SearchHit
 
-_CITE = re.compile(r"\[(\d{1,3})\]")
+# A citation mark. Any number of digits: a passage that says "cite [1002]" must not leave a raw mark behind (a
+# number with no source behind it is dropped).
+CITATION_MARK = re.compile(r"\[(\d{1,6})\]")
+_CITE = CITATION_MARK
 MAX_SHORT_ANSWER_CHARS = 320
 QUOTE_MAX_CHARS = 200             # a supporting quote; the whole sentence is in its source's passage
 EXTRACTIVE_BUDGET_CHARS = 600     # the answer and its quotes together, before citation marks
@@ -104,8 +108,10 @@ def focused_sources(evidence: list[Evidence], budget_tokens: int, *, max_sources
 
 
 def _window(ev: Evidence, *, max_tokens: int = 110) -> str:
-    """The unit with the sentences around it, as long as the window stays under max_tokens."""
-    units = split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix)
+    """The unit with the sentences around it, as long as the window stays under max_tokens. A sentence that
+    addresses the assistant (rag.injection) is left out: the model never reads it."""
+    units = [u for u in split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix)
+             if u.start == ev.unit.start or not is_instruction(u.text)]
     at = next((i for i, u in enumerate(units) if u.start == ev.unit.start), None)
     if at is None:
         return ev.unit.text
@@ -133,8 +139,8 @@ def build_messages(question: str, sources: list[Source], *, system: str, history
                    memory_context: str | None = None, bare_labels: bool = False, instruction: str = "") -> list[dict]:
     """System prompt first and identical every time, so a local model reuses its cached reading of it.
     `bare_labels`: sources as "[n] text" only — a small model copies file names and pages into its answer."""
-    context = "\n\n".join(f"[{s.n}] {' '.join(s.text.split())}" if bare_labels else
-                           f"{source_label(s.n, s.hit)}\n{s.text}" for s in sources)
+    context = "\n\n".join(f"[{s.n}] {_fenced(' '.join(s.text.split()))}" if bare_labels else
+                           f"{source_label(s.n, s.hit)}\n{_fenced(s.text)}" for s in sources)
     messages = [{"role": "system", "content": system}]
     if memory_context:
         messages.append({"role": "system", "content": prompts.MEMORY_CONTEXT.format(memory=memory_context)})
@@ -145,6 +151,11 @@ def build_messages(question: str, sources: list[Source], *, system: str, history
         context=context, question=question, instruction=f"\n{instruction}" if instruction else "",
         language_hint=language_hint(question, [s.text for s in sources]))})
     return messages
+
+
+def _fenced(text: str) -> str:
+    """A passage between triple quotes, as quoted material (a quote mark run inside it cannot close the fence)."""
+    return '"""' + text.replace('"""', '" " "') + '"""'
 
 
 def language_hint(question: str, passages: list[str]) -> str:
@@ -259,13 +270,13 @@ def _with_example(ev: Evidence, limit: int = MAX_SHORT_ANSWER_CHARS) -> str:
     shown = _shown(ev.unit, limit)
     if ev.unit.kind != "sentence" or not ev.unit.text.rstrip().endswith((":", "：")):
         return shown
-    units = split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix)
-    after = [u for u in units if u.start >= ev.unit.end]
+    after = units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)
     if after and after[0].kind == "code":
         return f"{shown}\n\n```\n{after[0].text}\n```"
     items: list[str] = []
     for unit in after:
-        if unit.kind != "sentence" or sum(len(i) for i in items) + len(unit.text) > limit * 1.5:
+        if unit.kind != "sentence" or is_instruction(unit.text) or \
+                sum(len(i) for i in items) + len(unit.text) > limit * 1.5:
             break
         items.append(unit.text)
     return shown + ("\n" + "\n".join(items) if items else "")
@@ -275,10 +286,9 @@ def _continuation(ev: Evidence, sentences: int, limit: int) -> str:
     """The sentences that follow the unit in its passage, up to `limit` characters: an explanation goes on
     after its first sentence ("A tuple is a sequence of values. … The important difference is that tuples are
     immutable.")."""
-    units = split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix)
     out: list[str] = []
-    for unit in [u for u in units if u.start >= ev.unit.end][:sentences]:
-        if unit.kind != "sentence" or unit.text.rstrip().endswith(("?", "？")) or \
+    for unit in units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)[:sentences]:
+        if unit.kind != "sentence" or unit.text.rstrip().endswith(("?", "？")) or is_instruction(unit.text) or \
                 sum(len(t) for t in out) + len(unit.text) > limit:
             break
         out.append(unit.text)
@@ -291,7 +301,8 @@ def _introduction(ev: Evidence) -> str:
         return ""
     units = split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix)
     before = [u for u in units if u.end <= ev.unit.start]
-    if before and before[-1].kind == "sentence" and len(before[-1].text) <= QUOTE_MAX_CHARS * 2:
+    if before and before[-1].kind == "sentence" and len(before[-1].text) <= QUOTE_MAX_CHARS * 2 and \
+            not is_instruction(before[-1].text):
         return before[-1].text
     return ""
 
@@ -376,7 +387,7 @@ def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, budget: in
     answer would show, within the same length budget — leaving out what the answer already says: the
     learner reads the source, not only a small model's paraphrase of it, which may drop or swap a word
     (a 0.5B model writes "毕业于上海交通大学" over a passage that says 香港中文大学). Returns the added text."""
-    said = re.sub(r"\[\d{1,3}\]|⚠", "", answer.text)
+    said = CITATION_MARK.sub("", answer.text).replace("⚠", "")
     if not evidence or not said.strip():
         return ""
     quotes: list[Evidence] = []

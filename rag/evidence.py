@@ -26,6 +26,8 @@ from typing import NamedTuple
 import numpy as np
 
 from core.text import CJK_CHAR, KIND_WORDS, STOPWORDS, detect_language, period_parts, search_tokens, with_fiscal_years
+from core.text import stem as snowball_stem
+from rag.injection import is_instruction
 from rag.statements import STATEMENTS, named_statements, under_statement
 from rag.types import SearchHit
 
@@ -70,6 +72,20 @@ def split_units(text: str, context: str = "") -> list[Unit]:
             units.append(Unit(fence.start(), fence.end(), "code", fence.group(1).strip("\n")))
             pos = fence.end()
     return units
+
+
+def units_after(unit: Unit, text: str, context: str = "") -> list[Unit]:
+    """The units that follow `unit` in its chunk up to the next heading: what goes on in the same section
+    (an explanation's next sentences, a list after "the steps are:"), never the next section's text."""
+    following = [u for u in split_units(text, context) if u.start >= unit.end]
+    kept: list[Unit] = []
+    pos = unit.end
+    for u in following:
+        if any(_HEADING.match(line) for line in text[pos:u.start].split("\n")):
+            break
+        kept.append(u)
+        pos = u.end
+    return kept
 
 
 def _paragraph_units(text: str, base: int, header: str = "") -> list[Unit]:
@@ -178,17 +194,10 @@ def is_front_matter(hit: SearchHit) -> bool:
 
 # -- terms -------------------------------------------------------------------------------------------
 
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s")
-
-
 def stem(term: str) -> str:
-    """A light English stem so 'tuples' meets 'tuple' and 'defined' meets 'define'."""
-    if len(term) <= 4 or CJK_CHAR.search(term) or not term.isalpha():
-        return term
-    for suffix in _SUFFIXES:
-        if term.endswith(suffix) and len(term) - len(suffix) >= 3:
-            return term[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
-    return term
+    """The Snowball stem (core.text.stem), so 'tuples' meets 'tuple' and 'defined' meets 'define'; a hand-made
+    suffix list cut 'tuples' to 'tupl' and left 'tuple' whole, so a section on tuples missed its definition."""
+    return snowball_stem(term)
 
 
 # Question words and particles: a passage answers "为何…" without ever saying "为何", so they must
@@ -374,7 +383,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
         for unit in split_units(hit.chunk.text, hit.chunk.context_prefix):
             toc_entry = unit.kind == "sentence" and len(unit.text) < 80 and _TOC_LINE.search(unit.text)
             if len(unit.text) >= 12 and not toc_entry and not names_only_its_document(unit.text, name_letters) \
-                    and not is_markup(unit.text):
+                    and not is_markup(unit.text) and not is_instruction(unit.text):
                 candidates.append((n, hit, unit))
     if not candidates:
         return []
@@ -522,21 +531,8 @@ _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
 SUPPORTED = 0.5
 
 
-def check_answer(text: str, passages: dict[int, str], embedder) -> list[SentenceCheck]:
-    """Each sentence of a composed answer that cites [n], checked against passage n."""
-    checks = []
-    for sentence in answer_sentences(text):
-        cited = [int(m) for m in re.findall(r"\[(\d{1,3})\]", sentence) if int(m) in passages]
-        if not cited:
-            continue
-        claim = re.sub(r"\[\d{1,3}\]", "", sentence).strip()
-        score = max(sentence_support(claim, passages[n], embedder) for n in cited)
-        checks.append(SentenceCheck(sentence.strip(), cited, score >= SUPPORTED, round(score, 3)))
-    return checks
-
-
 def answer_sentences(text: str) -> list[str]:
     """Sentences of a composed answer, each keeping the citations that follow its full stop."""
     pieces = re.finditer(r".+?(?:(?<!\bpp)(?<!\bp)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bFig)(?<!\bNo)(?<!\bch)"
-                         r"[.!?。！？](?:\s*\[\d{1,3}\])*(?=\s|$)|(?<=[。！？])|$)", text, re.DOTALL)
+                         r"[.!?。！？](?:\s*\[\d{1,6}\])*(?=\s|$)|(?<=[。！？])|$)", text, re.DOTALL)
     return [p.group().strip() for p in pieces if p.group().strip()]

@@ -28,6 +28,7 @@ import numpy as np
 
 from core.text import CJK_CHAR, detect_language, search_tokens, stem
 from rag import support_lexicon as L
+from rag.injection import without_instructions
 
 # -- reading a text -------------------------------------------------------------------------------------
 
@@ -38,7 +39,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|(?<=[。！？；])")
 _CONTRACTIONS = re.compile(r"n['’]t\b", re.IGNORECASE)
 _ZH_NUMBER = re.compile(rf"([零二两三四五六七八九十百千万亿][零一二两三四五六七八九十百千万亿]*)(?=[{L.ZH_MEASURE_WORDS}])")
 _DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
-_CITATION = re.compile(r"\[\d{1,4}\]")
+_CITATION = re.compile(r"\[\d{1,6}\]")
 _GENERIC = frozenset("also just only even still really very quite rather thing things way ways case cases kind "
                      "kinds type types part parts called use used using make makes made get gets given "
                      "instead however therefore thus hence example examples such like almost nearly roughly "
@@ -166,6 +167,9 @@ def check(sentence: str, passage: str, embedder=None, judge=None) -> Verdict:
     sentence = _CITATION.sub("", sentence).strip()
     if not content_terms(sentence) and not numbers_in(sentence):
         return Verdict(True, 1.0)
+    passage = without_instructions(passage)      # a sentence a document addresses to the assistant backs nothing
+    if not passage.strip():
+        return Verdict(False, 0.0, "instruction")
     cross = detect_language(sentence) != detect_language(passage)
     # across languages a number may be written as a word in one and a digit in the other ("both", 两个)
     missing = (numbers_in(sentence) - numbers_in(passage)) if not cross else \

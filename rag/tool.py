@@ -25,7 +25,7 @@ from core.settings import Settings, get_settings
 from core.text import clean_document_name, detect_language, search_tokens
 from core.vectors import get_vector_store
 from rag import prompts
-from rag.answer import (Source, add_supporting_quote, attribute_uncited, citation_for, drop_unsupported,
+from rag.answer import (CITATION_MARK, Source, add_supporting_quote, attribute_uncited, citation_for, drop_unsupported,
                         extractive_answer, focused_sources, has_words, refusal, says_not_found, stream_composed_answer,
                         whole_chunk_sources)
 from rag.abbreviations import spell_out
@@ -43,7 +43,7 @@ from rag.retrieve import RAG_COLLECTION, RetrievalOptions, RetrievalResult, Retr
 from rag.scope import Scope
 from rag.shapes import Shape, compare_answer, hit_of, shape_of, summary_answer
 from rag.store import MAX_COUNTED_TERMS, DocumentRecord, DocumentStore
-from rag.summary import digest_chapters, digest_chunks, digest_node
+from rag.summary import Digest, digest_chapters, digest_chunks, digest_node
 from rag.support import check as support_check
 from rag.types import Answer, Chunk, ConvertedDocument, IngestResult, SearchHit, SourcesEvent
 
@@ -61,7 +61,9 @@ class DocumentOutline:
 
 
 OUTLINES_KEPT = 16
+DIGESTS_KEPT = 64
 _outlines: OrderedDict[tuple, DocumentOutline] = OrderedDict()
+_digests: OrderedDict[tuple, Digest] = OrderedDict()
 _outlines_lock = threading.Lock()
 
 
@@ -107,8 +109,8 @@ def _checked_text(text: str, passages: dict[int, str], embedder, judge, notices:
     """A composed text with the sentences their cited passages do not back left out (rag.support)."""
     kept, dropped = [], 0
     for sentence in re.split(r"(?<=[.!?。！？])\s*", text):
-        cited = [int(n) for n in re.findall(r"\[(\d{1,3})\]", sentence) if int(n) in passages]
-        claim = re.sub(r"\[\d{1,3}\]", "", sentence).strip()
+        cited = [int(n) for n in CITATION_MARK.findall(sentence) if int(n) in passages]
+        claim = CITATION_MARK.sub("", sentence).strip()
         if not claim:
             continue
         if cited and any(support_check(claim, passages[n], embedder, judge).supported for n in cited):
@@ -569,13 +571,7 @@ class RAGTool:
         when there is a model (cached: asking again is instant). Never refused: the scope exists."""
         scope = plan.scope
         record = self.store.get_document(self.user_id, scope.doc_id)
-        outline = self.document_outline(scope.doc_id)
-        if scope.node is not None:
-            digest = digest_node(scope.node, outline.outline)
-        elif scope.pages is not None:
-            digest = digest_chunks(scope.label, self.scope_chunks(scope))
-        else:
-            digest = digest_chapters(record.title or record.name, outline.outline)
+        digest = self.digest(scope, record)
         zh = plan.language == "zh"
         base = summary_answer(question, digest, record.name, record.title, zh=zh)
         yield SourcesEvent(base.citations, search_query=question)
@@ -583,13 +579,34 @@ class RAGTool:
         yield head
         overview = ""
         if self.llm is not None and digest.sections:
-            overview = yield from self._overview(question, scope, base, outline.chunks, record, zh, notices)
+            overview = yield from self._overview(question, scope, base, self.document_outline(scope.doc_id).chunks,
+                                                 record, zh, notices)
         else:
             notices.insert(0, prompts.EXTRACTIVE_NOTICE)
         yield "\n\n" + rest
         text = "\n\n".join(x for x in (head, overview, rest) if x)
         return Answer(question=question, text=text, citations=base.citations, mode="llm" if overview else "extractive",
                       llm=self.llm.model if overview else "none")
+
+    def digest(self, scope: Scope, record: DocumentRecord) -> Digest:
+        """The scope's digest (rag.summary), made once per process: asking again is instant."""
+        key = (self.user_id, scope.doc_id, scope.node.path if scope.node else None, scope.pages)
+        with _outlines_lock:
+            if key in _digests:
+                _digests.move_to_end(key)
+                return _digests[key]
+        outline = self.document_outline(scope.doc_id)
+        if scope.node is not None:
+            digest = digest_node(scope.node, outline.outline)
+        elif scope.pages is not None:
+            digest = digest_chunks(scope.label, self.scope_chunks(scope))
+        else:
+            digest = digest_chapters(record.title or record.name, outline.outline)
+        with _outlines_lock:
+            _digests[key] = digest
+            while len(_digests) > DIGESTS_KEPT:
+                _digests.popitem(last=False)
+        return digest
 
     def _overview(self, question, scope: Scope, base: Answer, chunks, record, zh: bool, notices) -> Iterator:
         """A model's two or three sentences over the summary's cited lines, each sentence checked; kept per scope

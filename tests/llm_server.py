@@ -35,6 +35,7 @@ class FakeLLM:
         self.answer = "A function is a named sequence of statements [1]. Loops repeat work [2]."
         self.rewrite: str | None = None    # the reply to a "rewrite as a standalone question" prompt
         self.judgement: float | None = None  # P(YES) a support-judging request gets (None: no log-probabilities)
+        self.translation: str | None = None  # the reply to a "translate the question" prompt
 
     @property
     def base_url(self) -> str:
@@ -52,6 +53,8 @@ class FakeLLM:
         last = messages[-1]["content"]
         if self.rewrite and "standalone question" in last:
             return self.rewrite
+        if self.translation and last.startswith("Translate the question"):
+            return self.translation
         if "search queries" in last:
             return "definition of a function in Python\nwhat does a function do\nnamed sequence of statements"
         if "Write a short passage" in last:

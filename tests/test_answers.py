@@ -8,7 +8,7 @@ import re
 import pytest
 
 from rag.answer import CitationRenumberer, renumber
-from rag.evidence import check_answer, split_units
+from rag.evidence import split_units
 from rag.tool import RAGTool
 from rag.types import Answer, SourcesEvent
 
@@ -352,15 +352,21 @@ def test_citation_numbers_follow_first_use_even_when_a_number_is_split_across_pi
     assert keep.feed("A [2]. B [") + keep.feed("7][1].") + keep.flush() == "A [2]. B [1]."
 
 
-def test_a_cited_sentence_its_passage_does_not_back_is_flagged(library):
+def test_a_cited_sentence_its_passage_does_not_back_is_left_out(library):
+    from rag.answer import drop_unsupported
+    from rag.types import Answer, Citation
     passages = {1: "A tuple is a sequence of values. Tuples are immutable.",
                 2: "A function that calls itself is recursive."}
-    checks = check_answer("Tuples are immutable sequences of values [1]. Recursion was invented in 1492 by "
-                          "sailors [2]. 元组不可变[1]。", passages, library.embedder)
-    by_sentence = {c.sentence.split("[")[0].strip(): c for c in checks}
+    answer = Answer("q", "Tuples are immutable sequences of values [1]. Recursion was invented in 1492 by "
+                         "sailors [2]. A recursive function calls itself [2]. Bogus [1002].",
+                    [Citation(n, "d", "d.md", None, None, f"d:{n}", 1.0, quote) for n, quote in passages.items()],
+                    "llm")
+    checks = drop_unsupported(answer, library.embedder)
+    by_sentence = {c.sentence.rstrip(" ."): c for c in checks}
     assert by_sentence["Tuples are immutable sequences of values"].supported
     assert not by_sentence["Recursion was invented in 1492 by sailors"].supported
-    assert len(checks) == 3
+    assert answer.text == "Tuples are immutable sequences of values [1]. A recursive function calls itself [2]."
+    assert [c.n for c in answer.citations] == [1, 2] and "1002" not in answer.text
 
 
 # -- the local model, for real, on a tiny context ----------------------------------------------------------------
