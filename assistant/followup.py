@@ -30,17 +30,24 @@ _POINTS_BACK_EN = re.compile(
     r"the (first|second|third|last|other|same) ones?|the (first|second|third|last|other|same)(?=\s*[?.!,;]|\s*$)|"
     r"the former|the latter|"
     r"the above|previous|mentioned)\b", re.IGNORECASE)
-_CONTINUES_EN = re.compile(r"^\s*(and|or|but|also|so|then|what about|how about|why( not)?|and why|what else|"
+_CONTINUES_EN = re.compile(r"^\s*(and|or|but|also|so|then|what about|how about|what else|"
                            r"anything else|more|example|for example|such as|in what way|give me an example|"
                            r"show me an example|tell me more)\b", re.IGNORECASE)
 # Not 其 or 该 alone: they sit inside ordinary words (其他, 尤其, 应该).
-_POINTS_BACK_ZH = re.compile(r"它|它们|他们|她们|这个|那个|这些|那些|这种|那种|上述|前者|后者|第[一二三四五六七八九十]个")
-_CONTINUES_ZH = re.compile(r"^\s*(那|那么|还有|另外|以及|和|而|为什么|为啥|怎么会|举个例子|比如|例如)|呢[?？]?\s*$")
+_POINTS_BACK_ZH = re.compile(r"它|它们|他们|她们|这个|那个|这些|那些|这种|那种|这样|那样|上述|前者|后者|第[一二三四五六七八九十]个")
+_CONTINUES_ZH = re.compile(r"^\s*(那|那么|还有|另外|以及|和|而|举个例子|比如|例如)|呢[?？]?\s*$")
+# "Why?", "why not?", "为什么？" continue the conversation; "Why can a tuple be a dictionary key?" names what it
+# asks about and stands alone.
+_WHY = re.compile(r"^\s*(and\s+)?(why|为什么|为啥|怎么会)(\s+not\b)?", re.IGNORECASE)
+MIN_TERMS_ALONE = 2             # a why-question naming this many content words needs no earlier turn
 
 
 def depends_on_conversation(question: str) -> bool:
     """Whether the question needs the turns before it to be understood."""
     text = question.strip()
+    why = _WHY.match(text)
+    if why and len(search_tokens(text[why.end():])) < MIN_TERMS_ALONE:
+        return True
     if detect_language(text) == "zh":
         if _POINTS_BACK_ZH.search(text) or _CONTINUES_ZH.search(text):
             return True
