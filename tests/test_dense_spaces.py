@@ -60,14 +60,16 @@ def test_dense_search_finds_chinese_meaning_in_chinese_and_english(settings, que
 
 def test_an_english_question_meets_chinese_text_on_the_same_scale_as_a_chinese_one(settings):
     """Cosines across two languages run lower (e5: ~0.09); on the same-language scale the Chinese answer to
-    an English question looked barely related (~0.3) and lost to any English chunk of middling relevance."""
+    an English question looked barely related (~0.3) and lost to any English chunk of middling relevance.
+    Across languages the score is the midpoint of both scales (rag.dense._relatedness): on the cross scale alone
+    Chinese chunks quoting English terms outranked every English passage."""
     tool = RAGTool("alice", settings)
     ids = _ingest(tool)
     english = tool.dense.search(["Which classifier assumes the features are independent once the class is known?"],
                                 10, "en")[0]
     chinese = tool.dense.search(["为什么 SVM 要把分隔带拉得尽可能宽？"], 10, "zh")[0]
     assert english[0].payload["doc_id"] == ids["bayes"] and chinese[0].payload["doc_id"] == ids["svm"]
-    assert english[0].score > 0.8 and chinese[0].score > 0.8
+    assert english[0].score > 0.6 and chinese[0].score > 0.8
     # An English chunk that answers an English question still comes first.
     recursion = tool.dense.search(["What does a recursive function do?"], 10, "en")[0]
     assert recursion[0].payload["doc_id"] == ids["recursion"] and recursion[1].score < recursion[0].score - 0.2

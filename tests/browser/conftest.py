@@ -88,11 +88,19 @@ def open_local(browser, url: str, *, locale: str = "en-US"):
     return context, page
 
 
-def upload(page, pdf: Path) -> None:
-    """Upload `pdf` in the Documents tab and wait until its row says it is done (other files may be listed)."""
-    page.set_input_files("#upload input[type=file]", [str(pdf)])
-    page.wait_for_function("name => [...document.querySelectorAll('#upload-progress tr[data-state=done]')]"
-                           ".some(r => r.innerText.includes(name))", arg=pdf.name, timeout=120_000)
+def upload(page, *files: Path) -> None:
+    """Upload `files` at once in the Documents tab and wait until each one's row says it is done (other files may
+    be listed). Several files go in one drop: a second drop right after the first can land while the upload box
+    is still being reset, and is lost."""
+    page.set_input_files("#upload input[type=file]", [str(f) for f in files])
+    try:
+        page.wait_for_function("names => names.every(name => [...document.querySelectorAll("
+                               "'#upload-progress tr[data-state=done]')].some(r => r.innerText.includes(name)))",
+                               arg=[f.name for f in files], timeout=120_000 * len(files))
+    except Exception:
+        ARTEFACTS.mkdir(exist_ok=True)      # what the page showed instead, for whoever reads the failure
+        page.screenshot(path=str(ARTEFACTS / f"upload-timeout-{files[0].stem}.png"), full_page=True)
+        raise
 
 
 def open_tab(page, label: str) -> None:

@@ -98,6 +98,9 @@ def one_message(message: str) -> str:
 @pytest.fixture(scope="module")
 def broken_llm():
     server = BrokenLLM().start()
+    # an answer flight.pdf backs: the support check leaves out sentences their passages do not back
+    server.answer = ("If the two sensors disagree by more than the threshold, the stabilizer trim system is disabled "
+                     "for the remainder of the flight [1].")
     yield server
     server.stop()
 
