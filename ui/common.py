@@ -139,6 +139,23 @@ def short(text: str, n: int = 160) -> str:
     return text if len(text) <= n else text[:n - 1] + "…"
 
 
+_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]")                 # every ASCII punctuation mark
+_ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+
+
+def as_text(value, n: int | None = None) -> str:
+    """What a person, a document or an imported deck wrote (a card's sides, a quote, a note, a concept, a
+    document's name), for a gr.Markdown: every character shown as itself. No tag, Markdown image, link,
+    autolink, heading or list can come out of it, so nothing in it asks the browser for anything. Angle
+    brackets and ampersands become entities, every other ASCII punctuation mark is backslash-escaped
+    (CommonMark prints an escaped mark as itself); each line is its own line. `n`: short() it first.
+    Only for Markdown: a Dataframe cell, a dropdown's or a radio's label already shows text as text."""
+    text = short(value, n) if n else ("" if value is None else str(value))
+    lines = (line.strip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    return "  \n".join(_PUNCTUATION.sub(lambda m: _ENTITIES.get(m.group(0)) or "\\" + m.group(0), line)
+                       for line in lines)
+
+
 def when(moment: datetime) -> str:
     return moment.astimezone().strftime("%Y-%m-%d %H:%M")
 

@@ -9,7 +9,7 @@ import gradio as gr
 
 from assistant import files as served
 from assistant.views import progress_table
-from ui.common import Context, _, bind, cols, failure, said, t, when
+from ui.common import Context, _, as_text, bind, cols, failure, said, t, when
 
 UPLOAD_STAGES = ("pages", "ocr", "embed", "figures", "figure-images")   # ingest stages the upload table reports (static/i18n.json msg_stage_*)
 UPLOAD_TYPES = [".pdf", ".md", ".markdown", ".txt", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".csv", ".json"]
@@ -159,7 +159,8 @@ def delete_document(ctx: Context, doc_id, session, request: gr.Request):
         names = {d.doc_id: d.name for d in a.list_documents()}
         removed = a.delete_document(doc_id, session_id=session)
         served.forget_document(ctx.settings, a.user_id, doc_id)
-        status = t(request, "msg_deleted", name=names.get(doc_id, doc_id)) if removed else t(request, "msg_not_found")
+        status = (t(request, "msg_deleted", name=as_text(names.get(doc_id, doc_id))) if removed
+                  else t(request, "msg_not_found"))
         table, choices = documents_view(ctx, request)
         return status, table, choices
     except Exception as exc:  # noqa: BLE001

@@ -7,7 +7,7 @@ import gradio as gr
 from assistant.concepts import ConceptDetails, own_concept_keys
 from assistant.views import graph_svg
 from rag.types import Citation
-from ui.common import Context, _, bind, cols, failure, pages_ref, saved_page, short, t, when
+from ui.common import Context, _, as_text, bind, cols, failure, pages_ref, saved_page, short, t, when
 
 # The clicked node's key (static/concepts.js puts it in window.__conceptPick), else the picker's value.
 CLICKED_JS = "(picked) => [window.__conceptPick || picked]"
@@ -77,21 +77,18 @@ def notes_view(ctx: Context, request):
 
 def details_markdown(request, details: ConceptDetails) -> str:
     """One concept's notes, cards and pages as Markdown (what the person wrote is shown as text)."""
-    def text(value: str, n: int) -> str:
-        return short(value, n).replace("<", "&lt;").replace("[", "\\[")
-
     nothing = f"- {t(request, 'concept_nothing')}"
-    lines = [f"#### {text(details.name, 80)}", ""]
+    lines = [f"#### {as_text(details.name, 80)}", ""]
     if details.aliases:
-        lines += [t(request, "concept_aliases", names=", ".join(text(a, 40) for a in details.aliases)), ""]
+        lines += [t(request, "concept_aliases", names=", ".join(as_text(a, 40) for a in details.aliases)), ""]
     lines += [f"**{t(request, 'concept_notes', n=len(details.notes))}**", ""]
-    lines += [f"- {when(n.timestamp)} · {text(n.content, 200)}" for n in details.notes] or [nothing]
+    lines += [f"- {when(n.timestamp)} · {as_text(n.content, 200)}" for n in details.notes] or [nothing]
     lines += ["", f"**{t(request, 'concept_cards', n=len(details.cards))}**", ""]   # a blank line ends a list
-    lines += [f"- {t(request, 'concept_card_line', front=text(c.front, 120), back=text(c.back, 60))}"
+    lines += [f"- {t(request, 'concept_card_line', front=as_text(c.front, 120), back=as_text(c.back, 60))}"
               for c in details.cards[:20]] or [nothing]
     lines += ["", f"**{t(request, 'concept_pages', n=len(details.pages))}**", ""]
-    lines += [f"- {text(p.doc_name, 60)}{' · ' + pages_ref(request, p.page) if p.page else ''}"
-              f"{' · ' + text(p.heading, 60) if p.heading else ''}: “{text(p.snippet, 140)}”"
+    lines += [f"- {as_text(p.doc_name, 60)}{' · ' + pages_ref(request, p.page) if p.page else ''}"
+              f"{' · ' + as_text(p.heading, 60) if p.heading else ''}: “{as_text(p.snippet, 140)}”"
               for p in details.pages] or [nothing]
     return "\n".join(lines)
 
@@ -113,7 +110,7 @@ def save_note(ctx: Context, concept, text, session, request: gr.Request):
         a = ctx.assistant_for(request)
         note = a.add_note(text, concept, session_id=session)
         table, svg, picks, concepts = notes_view(ctx, request)
-        label = f" ({note.concept})" if note.concept else ""
+        label = f" ({as_text(note.concept)})" if note.concept else ""      # the concept's words, as text
         saved = "msg_note_saved_graph_away" if note.notice else "msg_note_saved"   # concepts wait for the server
         return (t(request, saved, concept=label), "", table, svg, gr.update(choices=a.suggest_concepts()), picks,
                 concepts)

@@ -24,8 +24,8 @@ from assistant.views import chat_markdown, section_html
 from core.errors import AssistantError
 from rag.prompts import EXTRACTIVE_NOTICE
 from rag.types import Citation, SourcesEvent
-from ui.common import (Context, _, bind, citation_label, failure, log, said, saved_page, section_caption, short,
-                       source_choice, t, when)
+from ui.common import (Context, _, as_text, bind, citation_label, failure, log, said, saved_page, section_caption,
+                       short, source_choice, t, when)
 
 # The source viewer's text panel keeps the first marked passage in view each time it shows a section.
 SECTION_SCROLL_JS = """
@@ -294,7 +294,8 @@ def note_source(qa: QA, choice, cites, session, selection, request: gr.Request):
         a = qa.ctx.assistant_for(request)
         heading = (a.cited_headings([citation]) or [""])[0][:80]
         a.add_note(words, heading, doc_id=citation.doc_id, page=citation.page_start, quote=words, session_id=session)
-        return t(request, "msg_note_selection_saved" if selected else "msg_note_passage_saved", source=citation_label(request, citation))
+        return t(request, "msg_note_selection_saved" if selected else "msg_note_passage_saved",
+                 source=as_text(citation_label(request, citation)))      # the document's name, as text
     except Exception as exc:  # noqa: BLE001
         return failure(request, exc)
 

@@ -10,7 +10,7 @@ import gradio as gr
 from assistant import files as served
 from rag.types import Citation
 from study.types import QuizQuestion
-from ui.common import Context, _, bind, cols, failure, pages_ref, saved_page, short, t, when
+from ui.common import Context, _, as_text, bind, cols, failure, pages_ref, saved_page, short, t, when
 
 GRADE_BUTTONS = ("again", "hard", "good", "easy")
 
@@ -142,11 +142,13 @@ def next_card(ui: ReviewTab, request) -> list:
         return [None, line, "", gr.update(value="", visible=False), gr.update(visible=False),
                 gr.update(interactive=False), gr.update(value=None), "", gr.update(label=label)]
     card = due[0]
-    source = f"{card.doc_name}, {pages_ref(request, card.page)}" if card.page else card.doc_name
+    # the card's words, its source's name and its quote are shown as text: markup in them is not rendered
+    source = f"{as_text(card.doc_name)}, {pages_ref(request, card.page)}" if card.page else as_text(card.doc_name)
     line = t(request, "msg_review_due", n=count)
     image, caption = _page_image(ui, request, card)
-    return [card.card_id, line, f"### {card.front}\n\n<small>{source}</small>" if source else f"### {card.front}",
-            gr.update(value=f"**{card.back}**" + (f"\n\n> {short(card.quote, 300)}" if card.quote else ""),
+    front = f"### {as_text(card.front)}"
+    return [card.card_id, line, f"{front}\n\n<small>{source}</small>" if source else front,
+            gr.update(value=f"**{as_text(card.back)}**" + (f"\n\n> {as_text(card.quote, 300)}" if card.quote else ""),
                       visible=False),
             gr.update(visible=False), gr.update(interactive=True), gr.update(value=image, label=caption), "",
             gr.update(label=label)]
@@ -262,7 +264,7 @@ def _quiz_view(state: dict, request, result: str):
             gr.update(interactive=False), result
     q = questions[i]
     head = t(request, "quiz_progress", i=i + 1, n=len(questions))
-    text = f"{head}\n\n### {q['prompt']}"
+    text = f"{head}\n\n### {as_text(q['prompt'])}"          # the choices: a radio's labels are text
     choice = q["mode"] == "choice"
     return state, text, gr.update(choices=q["choices"], value=None, visible=choice), \
         gr.update(value="", visible=not choice), gr.update(interactive=True), result
@@ -275,7 +277,7 @@ def answer_quiz(ctx: Context, state, picked, typed, request: gr.Request):
         question = QuizQuestion(**state["questions"][state["i"]])
         graded = ctx.assistant_for(request).study.answer(question, picked if question.mode == "choice" else typed)
         state = {**state, "i": state["i"] + 1, "right": state["right"] + int(graded.correct)}
-        verdict = t(request, "msg_quiz_right" if graded.correct else "msg_quiz_wrong", answer=graded.expected)
+        verdict = t(request, "msg_quiz_right" if graded.correct else "msg_quiz_wrong", answer=as_text(graded.expected))
         return _quiz_view(state, request, verdict)
     except Exception as exc:  # noqa: BLE001
         return state, gr.update(), gr.update(), gr.update(), gr.update(), failure(request, exc)
