@@ -19,6 +19,8 @@ from study.types import BLANK, CLOZE, Card
 MAX_IMPORT_BYTES = 5_000_000
 MAX_IMPORT_ROWS = 5_000
 CSV_COLUMNS = ["front", "back", "kind", "document", "page", "section", "quote"]
+# A cell a spreadsheet would run as a formula starts with one of these (OWASP, "CSV Injection").
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 _CSS = ".card { font-family: sans-serif; font-size: 20px; text-align: left; } .source { color: #666; font-size: 14px; }"
 # Fixed ids: Anki recognises our note types across exports (and updates, not duplicates, on re-import).
@@ -63,17 +65,38 @@ def write_apkg(cards: list[Card], path: Path, deck_name: str) -> Path:
 
 
 def write_csv(cards: list[Card], path: Path) -> Path:
+    """Every cell quoted (a ';' inside one cannot start a new cell where ';' separates them) and neutralised:
+    no cell starts a formula in a spreadsheet (neutralised(); read_cards_file() undoes it)."""
     with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
+        writer = csv.writer(f, quoting=csv.QUOTE_ALL)
         writer.writerow(CSV_COLUMNS)
         for c in cards:
-            writer.writerow([c.front, c.back, c.kind, c.doc_name, c.page or "", c.section, c.quote])
+            writer.writerow([neutralised(str(v)) for v in
+                             (c.front, c.back, c.kind, c.doc_name, c.page or "", c.section, c.quote)])
     return path
+
+
+def neutralised(cell: str) -> str:
+    """A cell that would start a formula (= + - @ tab CR) gets a leading apostrophe, which spreadsheets read
+    as "this is text" (OWASP). A cell that already starts with an apostrophe followed by one of those or by
+    another apostrophe gets one too, so that restored() can tell the two apart: restored(neutralised(x)) == x
+    for every x, and a leading apostrophe before anything else ("'tis") is left alone both ways."""
+    if cell.startswith(FORMULA_START) or (cell.startswith("'") and cell[1:2] in (*FORMULA_START, "'")):
+        return "'" + cell
+    return cell
+
+
+def restored(cell: str) -> str:
+    """A cell of our own CSV export as it was before neutralised()."""
+    if cell.startswith("'") and cell[1:2] in (*FORMULA_START, "'"):
+        return cell[1:]
+    return cell
 
 
 def read_cards_file(path: Path) -> list[dict]:
     """Cards from Anki's "Notes in Plain Text" export (tab- or comma-separated, `#separator:` headers,
-    HTML fields, cloze {{c1::…}}) or from our own CSV. Each: {front, back, kind, document, page, quote}."""
+    HTML fields, cloze {{c1::…}}) or from a CSV with a header row (ours: plain text, cells neutralised).
+    Each: {front, back, kind, document, page, quote}."""
     path = Path(path)
     if path.stat().st_size > MAX_IMPORT_BYTES:
         raise InvalidRequest(f"A deck file can be at most {MAX_IMPORT_BYTES // 1_000_000} MB; split it up.",
@@ -87,13 +110,18 @@ def read_cards_file(path: Path) -> list[dict]:
     headers, body = _headers(text)
     rows = list(csv.reader(io.StringIO(body), delimiter=_separator(headers, body)))
     columns = _columns(headers, rows)
-    if columns is not None and headers.get("columns") is None:
-        rows = rows[1:]                      # our own CSV: its first row names the columns
+    own_header = columns is not None and headers.get("columns") is None
+    ours = own_header and [c.strip().lower() for c in rows[0]] == CSV_COLUMNS     # write_csv's file
+    if own_header:
+        rows = rows[1:]                      # a CSV's first row names the columns
+    # Fields are HTML in Anki's export (#html:true, and before Anki wrote headers); a CSV with a header
+    # row (ours, a spreadsheet's) is plain text: "<b>" in it is what the card says.
+    as_html = headers["html"].lower() == "true" if "html" in headers else not own_header
     out = []
     for row in rows:
         if not any(cell.strip() for cell in row):
             continue
-        card = _card_from_row(row, columns)
+        card = _card_from_row([restored(c) for c in row] if ours else row, columns, as_html)
         if card:
             out.append(card)
         if len(out) > MAX_IMPORT_ROWS:
@@ -129,10 +157,11 @@ def _columns(headers: dict[str, str], rows: list[list[str]]) -> dict[str, int] |
     return None
 
 
-def _card_from_row(row: list[str], columns: dict[str, int] | None) -> dict | None:
+def _card_from_row(row: list[str], columns: dict[str, int] | None, as_html: bool) -> dict | None:
     def cell(name: str, default: int | None = None) -> str:
         i = columns.get(name, default) if columns else default
-        return _plain(row[i]) if i is not None and i < len(row) else ""
+        value = row[i] if i is not None and i < len(row) else ""
+        return _plain(value) if as_html else value.strip()
 
     front = cell("front", 0) or cell("text", 0)
     back = cell("back", 1)
@@ -150,8 +179,14 @@ def _card_from_row(row: list[str], columns: dict[str, int] | None) -> dict | Non
             "document": cell("document"), "page": int(page) if page.isdigit() else None, "quote": cell("quote")}
 
 
+# A tag as HTML writes one: <name …>, </name>, <!-- … -->, <!DOCTYPE …>.
+_TAG = re.compile(r"<!--.*?-->|<[A-Za-z!/?][^<>]*>", re.DOTALL)
+
+
 def _plain(value: str) -> str:
-    """Anki fields are HTML: line breaks kept, tags dropped, entities decoded."""
+    """An Anki field is HTML: entities decoded FIRST, then line breaks kept and tags dropped — so that
+    "&lt;img src=…&gt;" (text the person typed) cannot come out as a tag. (The cost: such text is dropped
+    with the tags; what is left is plain text, and the app shows it as text anyway: ui.common.as_text.)"""
+    value = html.unescape(value)
     value = re.sub(r"<br\s*/?>|</div>|</p>", "\n", value, flags=re.IGNORECASE)
-    value = re.sub(r"<[^>]+>", "", value)
-    return html.unescape(value).strip()
+    return _TAG.sub("", value).strip()
