@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 import uuid
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +29,7 @@ MAX_CARDS_PER_RUN = 30
 LLM_PASSAGES_PER_RUN = 4        # the local model writes ~2 cards in 5-15 s a passage on 2 cores
 MAX_CARD_CHARS = 2000
 MAX_PAGES_PER_RUN = 60
+IMPORT_BATCH = 500              # cards written per transaction when a deck file is imported
 
 
 class StudyDesk:
@@ -161,11 +163,34 @@ class StudyDesk:
             raise InvalidRequest("You already have this card.", key="err_card_duplicate")
         return result.cards[0]
 
-    def import_file(self, path: Path, *, now: datetime | None = None) -> MakeResult:
-        rows = exchange.read_cards_file(Path(path))
-        cards = [self._card(r["kind"], r["front"], r["back"], FROM_IMPORT, doc_name=r["document"], page=r["page"],
-                            quote=r["quote"]) for r in rows]
-        return self._keep(cards, len(cards), 0, "", now)
+    def import_file(self, path: Path, *, now: datetime | None = None) -> exchange.ImportResult:
+        """Every valid card of a deck file, added (due now) — no cap, no dropping by meaning: a deck someone
+        made is theirs. Skipped: a card the deck already has, or one an earlier row of the file has (the
+        same front and back, ignoring case, width and spacing). Refused rows come back with line and reason."""
+        deck = exchange.read_cards_file(Path(path))
+        moment = self._now(now)
+        seen = {_same_card(c.front, c.back) for c in self.store.list(self.user_id)}
+        in_file: set[tuple[str, str]] = set()
+        result = exchange.ImportResult([], deck.rows, refused=list(deck.refused))
+        for r in deck.cards:
+            key = _same_card(r["front"], r["back"])
+            if key in seen:
+                if key in in_file:
+                    result.repeated += 1
+                else:
+                    result.in_deck += 1
+                continue
+            seen.add(key)
+            in_file.add(key)
+            card = self._card(r["kind"], r["front"], r["back"], FROM_IMPORT, doc_name=r["document"],
+                              page=r["page"], quote=r["quote"])
+            card.state, card.due = schedule.new_state(moment)
+            card.created = card.updated = moment
+            result.cards.append(card)
+        for start in range(0, len(result.cards), IMPORT_BATCH):      # short write transactions
+            self.store.add_many(result.cards[start:start + IMPORT_BATCH])
+        result.total = len(self.store.list(self.user_id))
+        return result
 
     def _card(self, kind: str, front: str, back: str, source_kind: str, **fields) -> Card:
         front, back = front.strip()[:MAX_CARD_CHARS], back.strip()[:MAX_CARD_CHARS]
@@ -356,6 +381,14 @@ class StudyDesk:
 
 
 _HEADING_LINE = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+def _same_card(front: str, back: str) -> tuple[str, str]:
+    """Two cards are the same card when both sides are, ignoring case, character width and spacing (not
+    punctuation: "f(x) = x + 1" and "f(x) = x - 1" are two cards)."""
+    def side(text: str) -> str:
+        return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    return side(front), side(back)
 
 
 def _note_chunk(text: str, doc_id: str) -> Chunk:

@@ -9,6 +9,7 @@ import hashlib
 import html
 import io
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import genanki
@@ -18,9 +19,36 @@ from study.types import BLANK, CLOZE, Card
 
 MAX_IMPORT_BYTES = 5_000_000
 MAX_IMPORT_ROWS = 5_000
+MAX_SIDE_CHARS = 2_000            # as study.desk.MAX_CARD_CHARS: a longer side is refused, never cut
 CSV_COLUMNS = ["front", "back", "kind", "document", "page", "section", "quote"]
 # A cell a spreadsheet would run as a formula starts with one of these (OWASP, "CSV Injection").
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+# why an imported row was refused (static/i18n.json import_refused_*)
+NO_FRONT, NO_BACK, TOO_LONG = "no_front", "no_back", "too_long"
+
+
+@dataclass
+class DeckFile:
+    """What a deck file holds: its cards (each {front, back, kind, document, page, quote, line}) and the
+    rows refused, as (line, reason) — every non-blank row is one or the other."""
+    cards: list[dict] = field(default_factory=list)
+    refused: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def rows(self) -> int:
+        return len(self.cards) + len(self.refused)
+
+
+@dataclass
+class ImportResult:
+    """What importing a deck file did, row by row: rows == len(cards) + in_deck + repeated + len(refused)."""
+    cards: list[Card]                  # added to the deck
+    rows: int                          # the file's non-blank rows (cards)
+    in_deck: int = 0                   # skipped: the deck already has the same card
+    repeated: int = 0                  # skipped: the same card is on an earlier row of the file
+    refused: list[tuple[int, str]] = field(default_factory=list)    # (line, NO_FRONT | NO_BACK | TOO_LONG)
+    total: int = 0                     # cards in the deck afterwards
 
 _CSS = ".card { font-family: sans-serif; font-size: 20px; text-align: left; } .source { color: #666; font-size: 14px; }"
 # Fixed ids: Anki recognises our note types across exports (and updates, not duplicates, on re-import).
@@ -93,10 +121,11 @@ def restored(cell: str) -> str:
     return cell
 
 
-def read_cards_file(path: Path) -> list[dict]:
+def read_cards_file(path: Path) -> DeckFile:
     """Cards from Anki's "Notes in Plain Text" export (tab- or comma-separated, `#separator:` headers,
     HTML fields, cloze {{c1::…}}) or from a CSV with a header row (ours: plain text, cells neutralised).
-    Each: {front, back, kind, document, page, quote}."""
+    Every non-blank row is a card or a refusal with its line and reason; the whole file is refused only
+    when it is too big, not UTF-8 text, over MAX_IMPORT_ROWS rows or without any row."""
     path = Path(path)
     if path.stat().st_size > MAX_IMPORT_BYTES:
         raise InvalidRequest(f"A deck file can be at most {MAX_IMPORT_BYTES // 1_000_000} MB; split it up.",
@@ -107,38 +136,45 @@ def read_cards_file(path: Path) -> list[dict]:
     except UnicodeDecodeError:
         raise InvalidRequest("The deck file is not UTF-8 text; export it from Anki as "
                              "\"Notes in Plain Text\" or as CSV.", key="err_deck_not_utf8") from None
-    headers, body = _headers(text)
-    rows = list(csv.reader(io.StringIO(body), delimiter=_separator(headers, body)))
-    columns = _columns(headers, rows)
+    headers, body, first_line = _headers(text)
+    reader = csv.reader(io.StringIO(body), delimiter=_separator(headers, body))
+    rows, end = [], 0
+    for row in reader:                       # (first line of the row, its cells); a cell may span lines
+        rows.append((first_line + end, row))
+        end = reader.line_num
+    columns = _columns(headers, [r for _, r in rows])
     own_header = columns is not None and headers.get("columns") is None
-    ours = own_header and [c.strip().lower() for c in rows[0]] == CSV_COLUMNS     # write_csv's file
+    ours = own_header and [c.strip().lower() for c in rows[0][1]] == CSV_COLUMNS     # write_csv's file
     if own_header:
         rows = rows[1:]                      # a CSV's first row names the columns
     # Fields are HTML in Anki's export (#html:true, and before Anki wrote headers); a CSV with a header
     # row (ours, a spreadsheet's) is plain text: "<b>" in it is what the card says.
     as_html = headers["html"].lower() == "true" if "html" in headers else not own_header
-    out = []
-    for row in rows:
+    deck = DeckFile()
+    for line, row in rows:
         if not any(cell.strip() for cell in row):
             continue
-        card = _card_from_row([restored(c) for c in row] if ours else row, columns, as_html)
-        if card:
-            out.append(card)
-        if len(out) > MAX_IMPORT_ROWS:
+        if deck.rows >= MAX_IMPORT_ROWS:
             raise InvalidRequest(f"A deck file can hold at most {MAX_IMPORT_ROWS:,} cards; split it up.",
                                  key="err_deck_too_many", n=MAX_IMPORT_ROWS)
-    if not out:
+        card = _card_from_row([restored(c) for c in row] if ours else row, columns, as_html)
+        if isinstance(card, str):
+            deck.refused.append((line, card))
+        else:
+            deck.cards.append({**card, "line": line})
+    if not deck.rows:
         raise InvalidRequest("No cards were found in the file: it needs a front and a back on each line.",
                              key="err_deck_no_cards")
-    return out
+    return deck
 
 
-def _headers(text: str) -> tuple[dict[str, str], str]:
+def _headers(text: str) -> tuple[dict[str, str], str, int]:
+    """Anki's `#key:value` header lines, the rest of the file, and the line number the rest starts on."""
     headers, lines = {}, text.splitlines(keepends=True)
     while lines and lines[0].startswith("#") and ":" in lines[0]:
         key, value = lines.pop(0)[1:].split(":", 1)
         headers[key.strip().lower()] = value.strip()
-    return headers, "".join(lines)
+    return headers, "".join(lines), len(headers) + 1
 
 
 def _separator(headers: dict[str, str], body: str) -> str:
@@ -157,7 +193,8 @@ def _columns(headers: dict[str, str], rows: list[list[str]]) -> dict[str, int] |
     return None
 
 
-def _card_from_row(row: list[str], columns: dict[str, int] | None, as_html: bool) -> dict | None:
+def _card_from_row(row: list[str], columns: dict[str, int] | None, as_html: bool) -> dict | str:
+    """The row's card, or why it is refused (NO_FRONT, NO_BACK, TOO_LONG)."""
     def cell(name: str, default: int | None = None) -> str:
         i = columns.get(name, default) if columns else default
         value = row[i] if i is not None and i < len(row) else ""
@@ -172,10 +209,14 @@ def _card_from_row(row: list[str], columns: dict[str, int] | None, as_html: bool
         kind = CLOZE
     else:
         kind = cell("kind") or "qa"
-    if not front or not back:
-        return None
+    if not front:
+        return NO_FRONT
+    if not back:
+        return NO_BACK
+    if len(front) > MAX_SIDE_CHARS or len(back) > MAX_SIDE_CHARS:
+        return TOO_LONG
     page = cell("page")
-    return {"front": front[:2000], "back": back[:2000], "kind": kind if kind in (CLOZE, "qa") else "qa",
+    return {"front": front, "back": back, "kind": kind if kind in (CLOZE, "qa") else "qa",
             "document": cell("document"), "page": int(page) if page.isdigit() else None, "quote": cell("quote")}
 
 

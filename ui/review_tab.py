@@ -9,6 +9,7 @@ import gradio as gr
 
 from assistant import files as served
 from rag.types import Citation
+from study.exchange import MAX_SIDE_CHARS, NO_BACK, NO_FRONT, TOO_LONG, ImportResult
 from study.types import QuizQuestion
 from ui.common import Context, _, as_text, bind, cols, failure, pages_ref, saved_page, short, t, when
 
@@ -335,9 +336,31 @@ def import_deck(ui: ReviewTab, upload, request: gr.Request):
             made = a.study.import_file(local)
         finally:
             served.discard_upload(settings, a.user_id, local)
-        message = t(request, "msg_cards_imported", n=len(made.cards))
-        if made.duplicates:
-            message += " " + t(request, "msg_cards_duplicates", n=made.duplicates)
-        return [message] + next_card(ui, request) + deck_view(ui, request)
+        return [import_message(request, made)] + next_card(ui, request) + deck_view(ui, request)
     except Exception as exc:  # noqa: BLE001
         return [failure(request, exc)] + [gr.update()] * 11
+
+
+SHOWN_LINES = 5      # a refusal names at most this many of its lines
+
+
+def import_message(request, result: ImportResult) -> str:
+    """What an import did, every row accounted for: added (and the deck's size now), skipped as already in
+    the deck or as a repeat of an earlier row, refused and why (with the lines) — in the person's language."""
+    parts = [t(request, "msg_import_added", n=len(result.cards), total=result.total)]
+    if result.in_deck:
+        parts.append(t(request, "msg_import_in_deck", n=result.in_deck))
+    if result.repeated:
+        parts.append(t(request, "msg_import_repeated", n=result.repeated))
+    if result.refused:
+        reasons = []
+        for reason in (NO_FRONT, NO_BACK, TOO_LONG):
+            lines = [line for line, why in result.refused if why == reason]
+            if lines:
+                named = t(request, "import_lines_sep").join(str(n) for n in lines[:SHOWN_LINES])
+                named += " …" if len(lines) > SHOWN_LINES else ""
+                where = t(request, "import_line" if len(lines) == 1 else "import_lines", lines=named)
+                reasons.append(t(request, f"import_refused_{reason}", n=len(lines), lines=where, limit=MAX_SIDE_CHARS))
+        parts.append(t(request, "msg_import_refused", n=len(result.refused),
+                       reasons=t(request, "import_reasons_sep").join(reasons)))
+    return " ".join(parts)
