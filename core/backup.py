@@ -100,9 +100,19 @@ def _counts(conn: sqlite3.Connection, kind: StoreKind) -> dict[str, int]:
     return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in kind.counted if t in have}
 
 
+def _rows(n: int, table: str) -> str:
+    """'41 cards', '1 card', '1 graph entity'."""
+    name = table.replace("_", " ")
+    if n == 1 and name.endswith("ies"):
+        name = name[:-3] + "y"
+    elif n == 1 and name.endswith("s"):
+        name = name[:-1]
+    return f"{n} {name}"
+
+
 def counts_text(counts: dict[str, int]) -> str:
     """'41 cards, 3 reviews': the first table's rows always, the others' when there are any."""
-    return ", ".join(f"{n} {table.replace('_', ' ')}" for i, (table, n) in enumerate(counts.items()) if n or not i)
+    return ", ".join(_rows(n, table) for i, (table, n) in enumerate(counts.items()) if n or not i)
 
 
 def _copy(source: sqlite3.Connection, target_path: Path, kind: StoreKind) -> tuple[str | None, dict]:
@@ -354,7 +364,7 @@ def repair(data_dir: Path, *, embedding_cache: Path | None = None) -> list[Outco
             if path.exists():
                 out.append(Outcome(kind.file, "whole", f"{kind.file}: whole, nothing to do."))
             continue
-        log.warning("repairing %s: %s", path, described(reason))
+        log.info("repairing %s: %s", path, described(reason))
         aside = _set_aside(path, aside_dir) if path.exists() else None
         kept = f"; the damaged file is kept in {aside_dir}" if aside else ""
         if aside is not None and reason == "header":
@@ -391,8 +401,8 @@ def restore(data_dir: Path, kind: StoreKind, chosen: str | None = None) -> Outco
     data_dir = Path(data_dir)
     backup, _ = _good_backup(data_dir, kind, chosen)
     if backup is None:
-        which = f"a backup taken at {chosen}" if chosen else "a good backup"
-        return Outcome(kind.file, "none", f"{kind.file}: there is no {which} of it; nothing was changed.")
+        which = f"backup of it taken at {chosen}" if chosen else "good backup of it"
+        return Outcome(kind.file, "none", f"{kind.file}: there is no {which}; nothing was changed.")
     aside_dir = backup_root(data_dir) / DAMAGED / _stamp()
     path = data_dir / kind.file
     aside = _set_aside(path, aside_dir) if path.exists() else None
