@@ -340,8 +340,8 @@ def _files_kept(data_dir: Path, kind: StoreKind, aside_dir: Path, sentence: str)
     if kind.name == "documents.sqlite":
         n = _keep_unlisted_files(data_dir, aside_dir)
         if n:
-            sentence += (f"; the stored files of {n} documents loaded after the backup were moved to "
-                         f"{aside_dir / 'files'}: load them again")
+            sentence += (f"; the stored files of {_rows(n, 'documents')} loaded after the backup were moved to "
+                         f"{aside_dir / 'files'}: load {'it' if n == 1 else 'them'} again")
     return sentence + "."
 
 
