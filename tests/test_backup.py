@@ -17,7 +17,10 @@ import pytest
 
 from core import backup
 from core.errors import DiskFull, StoreDamaged
-from core.sqlite import CARDS, MEMORIES, damage_of, header_damage, is_damaged
+from core.sqlite import CARDS, GRAPH, GRAPH_OUTBOX, MEMORIES, damage_of, header_damage, is_damaged
+from memory.graph.base import Entity
+from memory.graph.resilience import Outbox
+from memory.graph.sqlite_store import SQLiteGraphStore
 from study.store import CardStore
 from study.types import Card
 
@@ -168,6 +171,42 @@ def test_damage_met_at_run_time_refuses_the_store_from_then_on(tmp_path):
     refused(lambda: store.add_many([card(999)]))                            # no write goes on into it
     store.close()
 
+
+
+def graph(data_dir: Path) -> tuple[SQLiteGraphStore, callable, callable]:
+    store = SQLiteGraphStore(data_dir / GRAPH.file)
+    return store, lambda i: store.add_memory("u", f"m{i}", [Entity(f"k{i}", WORDS[i % 10])], []), \
+        lambda: store.stats("u")["entities"]
+
+
+def outbox(data_dir: Path) -> tuple[Outbox, callable, callable]:
+    store = Outbox(data_dir / GRAPH_OUTBOX.file, "bolt://graph.example:7687")
+    return store, lambda i: store.append("u", "clear_user", {"user_id": "u", "i": i}), lambda: store.count("u")
+
+
+@pytest.mark.parametrize("how", ["empty", "header", "missing"])
+@pytest.mark.parametrize("kind, opened", [(GRAPH, graph), (GRAPH_OUTBOX, outbox)], ids=["graph", "outbox"])
+def test_the_graph_files_are_never_recreated_empty_either(tmp_path, kind, opened, how):
+    """The concept graph and a Neo4j server's waiting writes open through core.sqlite like every store."""
+    store, write, count = opened(tmp_path)
+    for i in range(7):
+        write(i)
+    store.close()
+    backup.back_up(tmp_path)
+    path = tmp_path / kind.file
+    path.unlink() if how == "missing" else damage(path, how)
+    size = path.stat().st_size if path.exists() else None
+    store, write, count = opened(tmp_path)
+    for use in (count, lambda: write(99)):
+        error = refused(use)
+        assert str(error).startswith(f"{kind.what} ({kind.file}) is damaged") and error.store == kind.file
+    store.close()
+    assert (path.stat().st_size if path.exists() else None) == size        # not recreated, nothing written
+    [outcome] = [o for o in backup.repair(tmp_path) if o.store == kind.file]
+    assert outcome.done in ("restored", "fixed"), outcome.sentence
+    store, write, count = opened(tmp_path)
+    assert count() == 7
+    store.close()
 
 # -- repair and restore --------------------------------------------------------------------------------------
 
