@@ -23,7 +23,7 @@ from assistant.facade import PDFLearningAssistant
 from core import backup
 from core.errors import DiskFull, StoreDamaged
 from core.settings import Settings
-from core.sqlite import CARDS, DOCUMENTS, MEMORIES, STORES, damage_of
+from core.sqlite import CARDS, DOCUMENTS, GRAPH, MEMORIES, STORES, damage_of
 from tests.browser.pdfgen import AVIATION, make_pdf
 from ui.common import failure
 
@@ -135,7 +135,7 @@ def library(tmp_path_factory) -> Path:
     assert any(CITED in label for label in a.ask_once(QUESTION).source_labels)
     stop_app(a.settings)
     outcomes = {o.store: o for o in backup.back_up(data)}
-    assert {outcomes[k.file].done for k in (DOCUMENTS, MEMORIES, CARDS)} == {"backed up"}
+    assert {outcomes[k.file].done for k in (DOCUMENTS, MEMORIES, CARDS, GRAPH)} == {"backed up"}
     return data
 
 
@@ -171,6 +171,20 @@ def cards_work(a) -> str:
     return f"{len(CARD_TEXTS)} cards listed and one reviewed"
 
 
+def notes_listed(a) -> str:
+    assert len(a.list_notes()) == len(NOTES)
+    return f"{len(NOTES)} notes listed"
+
+
+def concept_view(a):
+    """What the notes tab shows in place of the concept graph: the reason it could not be read, if any."""
+    view = a.concept_graph()
+    if view.unreadable:
+        assert not view.nodes
+        raise view.unreadable
+    return view
+
+
 def documents_work(a) -> str:
     assert [d.name for d in a.list_documents()] == ["flight.pdf"]
     return "the library lists flight.pdf"
@@ -188,6 +202,11 @@ CASES = {
                   [notes_work, cards_work], lambda a: [d.name for d in a.list_documents()] == ["flight.pdf"]
                   and any(CITED in label for label in a.ask_once(QUESTION).source_labels),
                   f"flight.pdf is back and Q&A cites {CITED}"),
+    # The graph is written with each note, so a new note waits for the repair; the notes tab shows the sentence
+    # where the graph was, not "no concepts yet".
+    "graph": (GRAPH, [concept_view, lambda a: a.add_note("Yaw turns the nose.")],
+              [questions_work, notes_listed, cards_work, documents_work], lambda a: bool(concept_view(a).nodes),
+              "the concept graph shows its concepts again"),
 }
 
 
