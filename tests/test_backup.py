@@ -16,13 +16,14 @@ from pathlib import Path
 import pytest
 
 from core import backup
-from core.errors import DiskFull, StoreDamaged
+from core.errors import DiskFull
 from core.sqlite import CARDS, GRAPH, GRAPH_OUTBOX, MEMORIES, damage_of, header_damage, is_damaged
 from memory.graph.base import Entity
 from memory.graph.resilience import Outbox
 from memory.graph.sqlite_store import SQLiteGraphStore
 from study.store import CardStore
 from study.types import Card
+from tests.store_damage import damage, refused
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = ["lift", "drag", "thrust", "weight", "pitch", "roll", "yaw", "flaps", "stall", "trim"]
@@ -38,27 +39,6 @@ def cards_store(data_dir: Path, n: int = 0) -> CardStore:
     if n:
         store.add_many([card(i) for i in range(n)])
     return store
-
-
-def damage(path: Path, how: str) -> None:
-    if how == "empty":
-        os.truncate(path, 0)
-    elif how == "half":
-        os.truncate(path, path.stat().st_size // 2)
-    elif how == "header":
-        with open(path, "r+b") as f:
-            f.write(b"\x00garbled header!")
-    elif how == "pages":                     # the header whole, pages in the middle overwritten
-        size = path.stat().st_size
-        with open(path, "r+b") as f:
-            f.seek(size // 2)
-            f.write(os.urandom(3 * 4096))
-
-
-def refused(fn) -> StoreDamaged:
-    with pytest.raises(StoreDamaged) as caught:
-        fn()
-    return caught.value
 
 
 # -- backups -------------------------------------------------------------------------------------------------
@@ -131,10 +111,7 @@ def test_a_damaged_store_refuses_every_use_in_one_sentence(tmp_path, how):
     cards_store(tmp_path, 300).close()
     backup.back_up(tmp_path)
     path = tmp_path / CARDS.file
-    if how == "missing":
-        path.unlink()
-    else:
-        damage(path, how)
+    damage(path, how)
     size = path.stat().st_size if path.exists() else None
     store = cards_store(tmp_path)
     assert is_damaged(store._conn)
@@ -172,7 +149,6 @@ def test_damage_met_at_run_time_refuses_the_store_from_then_on(tmp_path):
     store.close()
 
 
-
 def graph(data_dir: Path) -> tuple[SQLiteGraphStore, callable, callable]:
     store = SQLiteGraphStore(data_dir / GRAPH.file)
     return store, lambda i: store.add_memory("u", f"m{i}", [Entity(f"k{i}", WORDS[i % 10])], []), \
@@ -194,7 +170,7 @@ def test_the_graph_files_are_never_recreated_empty_either(tmp_path, kind, opened
     store.close()
     backup.back_up(tmp_path)
     path = tmp_path / kind.file
-    path.unlink() if how == "missing" else damage(path, how)
+    damage(path, how)
     size = path.stat().st_size if path.exists() else None
     store, write, count = opened(tmp_path)
     for use in (count, lambda: write(99)):
@@ -215,7 +191,7 @@ def test_repair_restores_the_newest_good_backup(tmp_path, how):
     cards_store(tmp_path, 41).close()
     backup.back_up(tmp_path)
     path = tmp_path / CARDS.file
-    path.unlink() if how == "missing" else damage(path, how)
+    damage(path, how)
     outcomes = {o.store: o for o in backup.repair(tmp_path)}
     assert outcomes[CARDS.file].done == "restored" and "(41 cards)" in outcomes[CARDS.file].sentence
     assert damage_of(path) is None and not path.with_name(path.name + "-wal").exists()

@@ -25,6 +25,7 @@ from core.errors import DiskFull, StoreDamaged
 from core.settings import Settings
 from core.sqlite import CARDS, DOCUMENTS, GRAPH, MEMORIES, STORES, damage_of
 from tests.browser.pdfgen import AVIATION, make_pdf
+from tests.store_damage import damage, refused
 from ui.common import failure
 
 SECTION = "Fault"
@@ -75,18 +76,6 @@ def start_app(data_dir: Path) -> PDFLearningAssistant:
     return PDFLearningAssistant(USER, settings_for(data_dir))
 
 
-def damage(path: Path, how: str) -> None:
-    if how == "empty":
-        os.truncate(path, 0)
-    elif how == "half":
-        os.truncate(path, path.stat().st_size // 2)
-    elif how == "header":
-        with open(path, "r+b") as f:
-            f.write(b"\x00garbled header!")
-    elif how == "deleted":
-        path.unlink()
-
-
 def repair_command(data_dir: Path) -> tuple[int, str]:
     env = {**os.environ, "DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1"}
     for name in ("QDRANT_URL", "EMBEDDING_CACHE"):
@@ -102,12 +91,6 @@ def line_of(output: str, store: str) -> str:
     line = re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", "<time> UTC", line)
     line = re.sub(r"/\S*/backups/", "DATA_DIR/backups/", line)
     return re.sub(r"\d{8}T\d{6}\.\d{6}Z", "<time>", line)
-
-
-def refused(use) -> StoreDamaged:
-    with pytest.raises(StoreDamaged) as caught:
-        use()
-    return caught.value
 
 
 def the_sentence(error: StoreDamaged, kind) -> str:
@@ -234,7 +217,7 @@ def test_a_damaged_store_says_so_the_rest_works_and_repair_brings_it_back(copy, 
 
 
 def test_a_deleted_store_with_backups_is_missing_not_new(copy, reliability):
-    damage(copy / MEMORIES.file, "deleted")
+    damage(copy / MEMORIES.file, "missing")
     a = start_app(copy)
     sentence = the_sentence(refused(a.list_notes), MEMORIES)
     worked = [cards_work(a), questions_work(a)]
