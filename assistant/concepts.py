@@ -108,9 +108,11 @@ def _stored_graph(assistant, limit: int) -> GraphView:
     """The graph as stored (aliases not folded); empty when the graph store cannot be read."""
     try:
         return assistant.memory.semantic.graph.view(assistant.user_id, limit=limit)
-    except AssistantError:
+    except AssistantError as exc:
+        # Kept with the empty view so the notes tab says why (a damaged graph file, a server away) rather
+        # than "no concepts yet", which would hide the concepts the person made.
         log.warning("graph view unavailable", exc_info=True)
-        return GraphView(nodes=[], edges=[])
+        return GraphView(nodes=[], edges=[], unreadable=exc)
 
 
 def concept_graph(assistant, limit: int = 60, notes: list[MemoryRef] | None = None) -> GraphView:

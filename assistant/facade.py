@@ -26,6 +26,7 @@ from assistant.pages import RenderedPage, best_page, render_page
 from assistant.sections import CitedSection, cited_headings, cited_section, section_counts
 from assistant.types import (AskResult, ConsolidatePreview, DocumentInfo, ForgetPreview, LoadResult, MemoryRef,
                              NoteResult, RecallFilters)
+from core import backup as backups
 from core.errors import AssistantError, DocumentError, InvalidRequest
 from core.settings import Settings, get_settings
 from rag.figures import memory_records
@@ -72,6 +73,7 @@ class PDFLearningAssistant:
         self.settings = settings or get_settings()
         self.rag = RAGTool(self.user_id, self.settings)
         self.memory = MemoryManager(self.settings, self.user_id)
+        backups.schedule(self.settings.data_dir)     # the folder's databases: soon after start, then every 6 h
         self.router = _router_for(self.rag.embedder, self.rag.llm)
         self.lock = threading.RLock()
         self.default_session = uuid.uuid4().hex[:12]

@@ -216,18 +216,63 @@ class OpenAIEmbedder(Embedder):
 
 
 class CachedEmbedder(Embedder):
-    """Wraps an embedder with an on-disk cache keyed by content hash."""
+    """Wraps an embedder with an on-disk cache keyed by content hash.
+
+    The cache is only a cache: a damaged one (garbled, cut short, failing a query with SQLite's damage
+    errors) is moved aside (`<name>.damaged`, replacing an older one), made again and logged, never shown to
+    the person; a write the disk has no room for is skipped (the vectors are still returned)."""
 
     def __init__(self, inner: Embedder, cache_path: Path):
         self.inner = inner
         self.model_id, self.dim, self.languages = inner.model_id, inner.dim, inner.languages
         self.calibration, self.cross_calibration = inner.calibration, inner.cross_calibration
-        self._path = cache_path
+        self._path = Path(cache_path)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(cache_path, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("CREATE TABLE IF NOT EXISTS embedding_cache ("
-                           "model TEXT, hash TEXT, vector BLOB, PRIMARY KEY (model, hash))")
+        self._conn = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        from core.sqlite import header_damage
+        damage = None
+        if self._path.exists() and self._path.stat().st_size:
+            damage = header_damage(self._path)
+        if damage is None:
+            try:
+                return self._connect()
+            except sqlite3.DatabaseError as exc:
+                if not _is_damage(exc):
+                    raise
+                damage = str(exc)
+        self._set_aside(damage)
+        return self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self._path, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("CREATE TABLE IF NOT EXISTS embedding_cache ("
+                         "model TEXT, hash TEXT, vector BLOB, PRIMARY KEY (model, hash))")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _set_aside(self, damage: str) -> None:
+        aside = self._path.with_name(self._path.name + ".damaged")
+        for suffix in ("", "-wal", "-shm"):
+            src = self._path.with_name(self._path.name + suffix)
+            if src.exists():
+                os.replace(src, aside.with_name(aside.name + suffix))
+        log.warning("the embedding cache %s was damaged (%s): moved aside to %s and made again", self._path,
+                    damage, aside)
+
+    def _rebuild(self, exc: sqlite3.DatabaseError) -> None:
+        """Under self._lock: the cache met damage mid-run; start a new one."""
+        try:
+            self._conn.close()
+        except sqlite3.Error:
+            pass
+        self._set_aside(str(exc))
+        self._conn = self._connect()
 
     def __getattr__(self, name):  # tokenizer_length, max_seq_length… of the wrapped model
         return getattr(self.inner, name)
@@ -240,37 +285,66 @@ class CachedEmbedder(Embedder):
         keys = [self._key(t, kind) for t in texts]
         found: dict[str, np.ndarray] = {}
         with self._lock:
-            for i in range(0, len(keys), 500):
-                part = keys[i:i + 500]
-                rows = self._conn.execute(
-                    f"SELECT hash, vector FROM embedding_cache WHERE model=? AND hash IN ({','.join('?' * len(part))})",
-                    [self.model_id, *part]).fetchall()
-                found.update((h, np.frombuffer(v, dtype=np.float32)) for h, v in rows)
+            try:
+                for i in range(0, len(keys), 500):
+                    part = keys[i:i + 500]
+                    rows = self._conn.execute(
+                        f"SELECT hash, vector FROM embedding_cache WHERE model=? AND hash IN ({','.join('?' * len(part))})",
+                        [self.model_id, *part]).fetchall()
+                    found.update((h, np.frombuffer(v, dtype=np.float32)) for h, v in rows)
+            except sqlite3.DatabaseError as exc:
+                if not _is_damage(exc):
+                    raise
+                self._rebuild(exc)
+                found = {}
         missing = [i for i, k in enumerate(keys) if k not in found]
         if missing:
             # Embed each distinct missing text once.
             unique = list(dict.fromkeys(keys[i] for i in missing))
             text_of = {keys[i]: texts[i] for i in missing}
             vectors = self.inner.embed([text_of[k] for k in unique], kind)
-            with self._lock, self._conn:
-                self._conn.executemany(
-                    "INSERT OR REPLACE INTO embedding_cache VALUES (?, ?, ?)",
-                    [(self.model_id, k, v.astype(np.float32).tobytes()) for k, v in zip(unique, vectors)])
+            self._store([(self.model_id, k, v.astype(np.float32).tobytes()) for k, v in zip(unique, vectors)])
             found.update(zip(unique, vectors))
         return np.stack([found[k] for k in keys])
 
+    def _store(self, rows: list[tuple]) -> None:
+        with self._lock:
+            try:
+                with self._conn:
+                    self._conn.executemany("INSERT OR REPLACE INTO embedding_cache VALUES (?, ?, ?)", rows)
+            except sqlite3.DatabaseError as exc:
+                if _is_damage(exc):
+                    self._rebuild(exc)
+                elif _is_full(exc):
+                    log.warning("the embedding cache %s is not written: the disk is full", self._path)
+                else:
+                    raise
 
     def forget(self, texts: list[str]) -> int:
         """Drop the cached vectors of these texts (as queries and as documents); rows removed."""
         keys = [self._key(t, kind) for t in texts for kind in ("query", "document")]
         removed = 0
-        with self._lock, self._conn:
-            for i in range(0, len(keys), 500):
-                part = keys[i:i + 500]
-                removed += self._conn.execute(
-                    f"DELETE FROM embedding_cache WHERE model=? AND hash IN ({','.join('?' * len(part))})",
-                    [self.model_id, *part]).rowcount
+        with self._lock:
+            try:
+                with self._conn:
+                    for i in range(0, len(keys), 500):
+                        part = keys[i:i + 500]
+                        removed += self._conn.execute(
+                            f"DELETE FROM embedding_cache WHERE model=? AND hash IN ({','.join('?' * len(part))})",
+                            [self.model_id, *part]).rowcount
+            except sqlite3.DatabaseError as exc:
+                if not _is_damage(exc):
+                    raise
+                self._rebuild(exc)       # nothing of the old cache is left to forget
         return removed
+
+
+def _is_damage(exc: sqlite3.DatabaseError) -> bool:
+    return (getattr(exc, "sqlite_errorname", "") or "").startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+
+
+def _is_full(exc: sqlite3.DatabaseError) -> bool:
+    return (getattr(exc, "sqlite_errorname", "") or "").startswith("SQLITE_FULL")
 
 
 _models: dict[tuple, Embedder] = {}      # loaded models, shared by every data folder

@@ -21,6 +21,43 @@ class StoreUnavailable(AssistantError):
     """A configured store (Qdrant server, Neo4j, the data folder) cannot be reached or opened."""
 
 
+class StoreDamaged(StoreUnavailable):
+    """A store's file that is not a whole database any more (emptied, cut short, its header garbled, failing
+    SQLite's quick_check): refused, never recreated empty; `python -m assistant repair` restores its backup.
+    `store` is the file's path relative to the data folder ("study/cards.sqlite3")."""
+
+    def __init__(self, *args, store: str = "", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.store = store
+
+
+class DiskFull(StoreUnavailable):
+    """A write failed because the disk is full (SQLite's 'database or disk is full', ENOSPC): nothing was
+    written, nothing is damaged; it works again once there is space."""
+
+    def __init__(self):
+        super().__init__("The disk holding the app's data is full; free some space on it and try again.",
+                         key="err_disk_full")
+
+
+def is_disk_full(exc: BaseException | None) -> bool:
+    """Whether `exc`, or an error it was raised from, is a full disk: SQLite's SQLITE_FULL or OSError ENOSPC."""
+    import errno
+    import sqlite3
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, DiskFull):
+            return True
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            return True
+        if isinstance(exc, sqlite3.Error) and (getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL"
+                                               or "database or disk is full" in str(exc)):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 class LLMError(AssistantError):
     """The language model endpoint failed, timed out or refused the request."""
 

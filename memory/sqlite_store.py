@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.sqlite import open_database
+from core.sqlite import MEMORIES, open_database
 from core.registry import ProcessRegistry
 from core.text import search_tokens
 from memory.types import MemoryItem, MemoryType
@@ -69,7 +69,7 @@ class MemoryDocumentStore:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self._conn = open_database(self.path, _SCHEMA, unavailable=(
+        self._conn = open_database(self.path, _SCHEMA, kind=MEMORIES, unavailable=(
             f"Cannot open the memory database {self.path}; check the data folder is writable "
             "and not used by another program."))
         self._lock = threading.RLock()

@@ -25,6 +25,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.errors import DiskFull
+from core.sqlite import DOCUMENTS, another_connection, is_damaged, open_database
 from core.text import bm25_tokens, stem, with_fiscal_years
 from rag.chunk import document_context, index_fields
 from rag.types import Chunk
@@ -95,19 +97,23 @@ class PendingIngest:
 
 class DocumentStore:
     def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._path = path
-        self._conn = self._connect()
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.executescript(SCHEMA)
-        self._migrate()
+        # A damaged file opens as a connection that refuses every use in one sentence (core.sqlite): the
+        # store exists, so notes and cards go on while the documents wait for `python -m assistant repair`.
+        self._conn = open_database(path, SCHEMA, kind=DOCUMENTS, timeout=BUSY_TIMEOUT_S, unavailable=(
+            f"Cannot open the documents database {path}; check the data folder is writable."))
+        if not is_damaged(self._conn):
+            self._migrate()
         self._lock = threading.RLock()
         self._idle_readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
 
+    @property
+    def damaged(self) -> bool:
+        return is_damaged(self._conn)
+
     def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self._path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+        return another_connection(self._conn, timeout=BUSY_TIMEOUT_S)
 
     def _read(self, sql: str, params=()) -> list[tuple]:
         """All rows of one query, on a reader connection of its own: the last committed state."""
@@ -290,7 +296,11 @@ class DocumentStore:
             return n, {}
         vocab = f"{fts}_vocab"
         with self._lock:
-            self._conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab({fts}, 'row')")
+            try:
+                self._conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocab} USING fts5vocab({fts}, 'row')")
+            except DiskFull:   # made at a user's first question: on a full disk, that one goes without IDF
+                log.warning("no room to make the term counts of one user; this question is weighed without them")
+                return n, {}
         counts = {}
         for term in terms:   # one indexed lookup each; an IN (...) list would scan the whole vocabulary
             rows = self._read(f"SELECT doc FROM {vocab} WHERE term = ?", (stem(term),))

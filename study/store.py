@@ -6,7 +6,7 @@ import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
-from core.sqlite import open_database
+from core.sqlite import CARDS, open_database
 from core.registry import ProcessRegistry
 from study.types import Card
 
@@ -59,8 +59,8 @@ class CardStore:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self._conn = open_database(self.path, _SCHEMA, unavailable=f"Cannot open the cards database {self.path}; "
-                                                                "check the data folder is writable.")
+        self._conn = open_database(self.path, _SCHEMA, kind=CARDS, unavailable=(
+            f"Cannot open the cards database {self.path}; check the data folder is writable."))
         self._lock = threading.RLock()
 
     def _query(self, sql: str, params=()) -> list[tuple]:

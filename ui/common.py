@@ -13,7 +13,7 @@ from typing import Any, Callable
 import gradio as gr
 
 from assistant import files as served
-from core.errors import AssistantError
+from core.errors import AssistantError, DiskFull, is_disk_full
 from core.settings import Settings
 from rag.types import Citation
 
@@ -174,9 +174,12 @@ def said(request, sentence) -> str:
 
 def failure(request, exc: Exception) -> str:
     """One sentence for the person: the error's own for AssistantError (in the person's language when it has
-    a key with a translation), else a generic one (logged)."""
+    a key with a translation), "the disk is full" for a full disk, else a generic one (logged)."""
     if isinstance(exc, AssistantError):
         return said(request, exc)
+    if is_disk_full(exc):          # a file written outside the stores (an upload, a page image) found no room
+        log.warning("handler failed: the disk is full", exc_info=True)
+        return said(request, DiskFull())
     log.exception("handler failed")
     return t(request, "msg_error", kind=type(exc).__name__)
 

@@ -69,7 +69,8 @@ def notes_view(ctx: Context, request):
     table = pd.DataFrame([[when(n.timestamp), n.metadata.get("concept", ""), short(n.content, 300), source(n)]
                           for n in notes], columns=cols(request, "when", "concept", "note", "source"))
     view = a.concept_graph()
-    svg = graph_svg(view, own_concepts=own_concept_keys(notes), empty_text=t(request, "msg_no_concepts"))
+    empty = failure(request, view.unreadable) if view.unreadable else t(request, "msg_no_concepts")
+    svg = graph_svg(view, own_concepts=own_concept_keys(notes), empty_text=empty)
     picks = gr.update(choices=[(short(n.content, 80), n.id) for n in notes], value=None)
     concepts = gr.update(choices=sorted(((n["name"], n["key"]) for n in view.nodes), key=lambda c: c[0].lower()))
     return table, svg, picks, concepts

@@ -127,6 +127,7 @@ class GraphView:
     """Nodes and edges of one user's graph, for display."""
     nodes: list[dict]                # {"key", "name", "label", "memories": int}
     edges: list[dict]                # {"source", "target", "type", "weight": int}
+    unreadable: StoreUnavailable | None = None   # why the stored graph could not be read (then it is empty)
 
 
 class GraphStoreUnavailable(StoreUnavailable):

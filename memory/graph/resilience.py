@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, TypeVar
+
+from core.sqlite import GRAPH_OUTBOX, open_database
 
 from .base import Entity, GraphNeighbour, GraphStore, GraphStoreUnavailable, GraphView, Relation
 
@@ -108,10 +109,9 @@ class Outbox:
 
     def __init__(self, path: str | Path, target: str):
         self.target = target
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30.0)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.executescript(_OUTBOX_SCHEMA)
+        # Damage-aware (core.sqlite): writes the server has not had yet are never lost to a silently new file.
+        self._conn = open_database(Path(path), _OUTBOX_SCHEMA, kind=GRAPH_OUTBOX, timeout=30.0, unavailable=(
+            f"Cannot open the graph server's waiting writes at {path}; check that the data folder is writable."))
         self._lock = threading.Lock()
 
     def append(self, user_id: str, op: str, args: dict) -> None:

@@ -17,6 +17,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from core.errors import DiskFull, StoreUnavailable
+from core.sqlite import GRAPH, open_database
+
 from .base import (Entity, GraphNeighbour, GraphStore, GraphStoreUnavailable, GraphView, Relation,
                    check_id, clamp_depth, normalise_keys, prepare_memory, rank_neighbours,
                    score_memories)
@@ -92,18 +95,19 @@ class SQLiteGraphStore(GraphStore):
         if path.is_dir():
             path = path / DEFAULT_FILE_NAME
         self.path = path
-        try:
-            if str(path) != ":memory:":
-                path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None,
-                                         timeout=30.0)
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA synchronous = NORMAL")
+        unavailable = f"Cannot open the embedded graph database at {path}; check that the data folder is writable."
+        if str(path) == ":memory:":
+            self._conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
             self._conn.executescript(SCHEMA)
-        except (OSError, sqlite3.Error) as e:
-            raise GraphStoreUnavailable(
-                f"Cannot open the embedded graph database at {path}: {e}. "
-                f"Check that the data folder is writable.", key="err_graph_unavailable") from e
+        else:
+            # Damage-aware like every store of the data folder (core.sqlite): a graph file emptied, cut short or
+            # garbled is refused in one sentence (questions then use vectors only), never recreated empty.
+            try:
+                self._conn = open_database(path, SCHEMA, kind=GRAPH, unavailable=unavailable, timeout=30.0)
+            except DiskFull:
+                raise
+            except StoreUnavailable as e:
+                raise GraphStoreUnavailable(str(e), key="err_graph_unavailable") from e
         self._lock = threading.RLock()
         self._closed = False
 
