@@ -27,12 +27,12 @@ from core.settings import Settings  # noqa: E402
 
 DOCS = Path(__file__).resolve().parents[2] / "shared" / "data" / "docs"
 BOOKS = {"en": DOCS / "pdfs_en" / "thinkpython2.pdf", "zh": DOCS / "pdfs_zh" / "pumpkin_book_1.9.9.pdf"}
-QUESTIONS = {
-    "en": ["What is a function?", "What does the return statement do?", "Why are strings immutable?",
-           "What is a tuple used for?", "What is recursion?", "How do you read a file?",
-           "What is a dictionary?", "What is a class?"],
-    "zh": ["什么是假设空间？", "什么是归纳偏好？", "什么是过拟合？", "线性判别分析的思想是什么？",
-           "什么是支持向量？", "决策树如何选择划分属性？", "什么是信息熵？", "什么是 K 折交叉验证？"],
+QUESTIONS = {   # one of each kind a learner asks (rag.kinds): lookup, explain, why, compare, example, how-to, summary
+    "en": ["What is a function?", "Explain what recursion is.", "Why are strings immutable?",
+           "What is the difference between a list and a tuple?", "Show me an example of a for loop.",
+           "How do you read a file line by line?", "Summarize chapter 10.", "What is a dictionary?"],
+    "zh": ["什么是假设空间？", "解释一下什么是归纳偏好。", "为什么决策树要剪枝？", "过拟合和欠拟合有什么区别？",
+           "举个例子说明什么是支持向量。", "如何进行 K 折交叉验证？", "总结一下第3章。", "什么是信息熵？"],
 }
 
 

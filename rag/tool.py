@@ -38,6 +38,7 @@ from rag.figures import extract_figures, figures_dir, load_figures, remove_figur
 from rag.ocr import remove_ocr_lines, save_ocr_lines
 from rag.reconcile import ReconcileReport, process_identity, reconcile_once
 from rag.outline import Outline, build_outline, chunks_under
+from rag.parts import part_query, question_parts
 from rag.plan import QuestionPlan, plan_question
 from rag.retrieve import RAG_COLLECTION, RetrievalOptions, RetrievalResult, Retriever, document_scores
 from rag.scope import Scope
@@ -81,6 +82,7 @@ def _mentions(text: str, side: str) -> bool:
 
 
 _translations: OrderedDict[tuple[str, str], str | None] = OrderedDict()
+PART_KINDS = ("lookup", "explain", "why", "howto", "example")   # kinds whose two asks are answered part by part
 
 
 def _best_of(*lists: list[Evidence]) -> list[Evidence]:
@@ -489,7 +491,10 @@ class RAGTool:
             evidence = _best_of(evidence, self.evidence(translation, hits, kind=plan.kind))
         unknown = [w for w in self.unknown_words(question, terms) if own_words is None or w in own_words]
         sides = self._sides(plan, evidence, within, options) if plan.sides else None
+        parts = question_parts(question) if sides is None and plan.kind in PART_KINDS else [question]
         strength = evidence_strength(evidence, unknown)
+        if len(parts) > 1 and evidence:
+            evidence = self._parts(parts, plan, evidence, within, options)
         if sides is not None:
             strength = max(strength, min(evidence_strength(sides[0]), evidence_strength(sides[1])))
         shape = shape_of(plan.kind)
@@ -502,6 +507,9 @@ class RAGTool:
             answer = None
             if sides is not None:
                 answer = compare_answer(question, plan.sides, sides[:2], sides[2], zh=plan.language == "zh")
+            if answer is None and len(parts) > 1:   # each part's best unit, however its score compares
+                answer = extractive_answer(question, evidence, max_quotes=len(parts), min_relative=0.0,
+                                           budget=shape.budget)
             if answer is None:
                 answer = extractive_answer(question, evidence, max_quotes=shape.max_quotes, budget=shape.budget,
                                            lead_sentences=shape.lead_sentences)
@@ -539,6 +547,17 @@ class RAGTool:
         while len(_translations) > 256:
             _translations.pop(next(iter(_translations)))
         return translated
+
+    def _parts(self, parts: list[str], plan: QuestionPlan, evidence: list[Evidence], within, options) -> list[Evidence]:
+        """For a question asking several things (rag.parts): the best unit of each part, searched and judged on
+        its own, first; then the rest of the whole question's evidence."""
+        heads = []
+        for part in parts:
+            hits = self.retrieve(part_query(part, parts[0]), within=within, **options).answering_hits
+            found = self.evidence(part, hits, kind=plan.kind) if hits else []
+            if found:
+                heads.append(found[0])
+        return _interleaved(heads + evidence)
 
     def _sides(self, plan: QuestionPlan, evidence: list[Evidence], within, options) -> tuple:
         """For a comparison: each side's best evidence, searched on its own, and the units naming both."""

@@ -129,3 +129,36 @@ def test_a_scope_resolves_against_the_named_or_same_language_book():
     assert resolve_scope(read_scope("第4章决策树讲了什么"), outlines, names, question="第4章决策树讲了什么",
                          languages=langs).node.number == "4"
     assert read_scope("Summarize chapter 10 (Lists)").title == "Lists"
+
+
+# -- questions that ask two things (rag.parts) ---------------------------------------------------------------
+
+@pytest.mark.parametrize("question, parts", [
+    ("How many U.S.-registered airplanes would this AD affect, and what does the AOA sensor system test cost?",
+     ["How many U.S.-registered airplanes would this AD affect", "what does the AOA sensor system test cost?"]),
+    ("By what date must comments reach the FAA, and which docket number should I quote?",
+     ["By what date must comments reach the FAA", "which docket number should I quote?"]),
+    ("What is a list? How do dictionaries store their keys?", ["What is a list?", "How do dictionaries store their keys?"]),
+    ("西瓜数据集有多少个样本，每个样本有几个属性？", ["西瓜数据集有多少个样本", "每个样本有几个属性？"]),
+    ("决策树如何选择划分属性，信息增益是什么？", ["决策树如何选择划分属性", "信息增益是什么？"]),
+])
+def test_a_question_asking_two_things_is_cut_into_its_asks(question, parts):
+    from rag.parts import question_parts
+    assert question_parts(question) == parts
+
+
+@pytest.mark.parametrize("question", [
+    "What is a function?", "What is the difference between a list and a tuple?",
+    "What is a tuple and why is it immutable?",          # the second ask names too little to search alone
+    "Bread and butter: what does the book say about spreads?", "什么是过拟合？", "为什么决策树要剪枝？",
+])
+def test_a_question_asking_one_thing_stays_whole(question):
+    from rag.parts import question_parts
+    assert question_parts(question) == [question]
+
+
+def test_a_part_that_names_little_is_searched_with_the_first_parts_words():
+    from rag.parts import part_query
+    first = "Which module turns any object into a string for a database"
+    assert part_query("which functions go with it?", first) == f"{first} which functions go with it?"
+    assert part_query("what does the AOA sensor test cost?", first) == "what does the AOA sensor test cost?"
