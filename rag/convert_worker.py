@@ -15,9 +15,10 @@ it. A process can be killed, so conversion happens in one:
 - Its address space is capped with RLIMIT_AS at CONVERT_MEMORY_MB: an allocation past it fails (MemoryError),
   the person is told in one sentence, and that worker is replaced.
 - The caller polls the socket every POLL_S. When CONVERT_TIMEOUT_S pass without the conversion finishing or
-  reading another page (each page read, and each scanned page read by OCR, starts the budget again), or when
-  the caller's stop event is set (`stop_on`: the Documents tab's Stop button, or Gradio cancelling the
-  upload), the worker is killed (SIGKILL) and reaped before the caller hears one sentence.
+  reading another page (each page read, and each scanned page read by OCR, starts the budget again; a new
+  worker's start, up to START_S, is not counted), or when the caller's stop event is set (`stop_on`: the
+  Documents tab's Stop button, or Gradio cancelling the upload), the worker is killed (SIGKILL) and reaped
+  before the caller hears one sentence.
 - Up to IDLE_KEPT workers wait for the next file, so a conversion costs only the pickling and the socket
   (Think Python: see bench/convert_worker.py). One idle for IDLE_REUSE_S is not reused but stopped; one
   whose app is gone, or that waited IDLE_EXIT_S, exits by itself.
@@ -50,6 +51,7 @@ IDLE_KEPT = 2           # workers kept for the next file: the Documents tab conv
 IDLE_REUSE_S = 300      # a worker idle longer than this is stopped rather than reused ...
 IDLE_EXIT_S = 900       # ... and one idle this long exits by itself (no caller came to stop it)
 READY_EXIT = 3          # the exit status of a worker whose imports failed (e.g. a memory budget too small)
+START_S = 120           # how long a new worker may take to import the converters before it counts as broken
 
 Progress = Callable[[str, int, int], None]
 
@@ -176,8 +178,7 @@ def convert(path: Path, fmt: str, name: str, *, progress: Progress | None, ocr_m
         worker = _take(memory_mb)
     except OSError as exc:
         log.error("cannot start a conversion worker: %s", exc)
-        raise DocumentError("The document converter could not be started on this server; try again in a minute.",
-                            key="err_convert_unavailable") from None
+        raise _unavailable() from None
     reusable = False
     try:
         request = ("convert", str(path), fmt, ocr_max_pages, max_unpacked_mb, logging.getLogger().getEffectiveLevel())
@@ -185,12 +186,16 @@ def convert(path: Path, fmt: str, name: str, *, progress: Progress | None, ocr_m
             worker.conn.send(request)
         except OSError:
             raise _died(worker, name) from None
-        deadline = time.monotonic() + timeout_s
+        # A new worker's start (imports: 2 s, far more on a busy machine) is not the file's time.
+        deadline = time.monotonic() + (timeout_s if worker.ready else START_S)
         while True:
             if stop is not None and stop.is_set():
                 log.info("conversion of %s stopped by its caller; worker %d killed", name, worker.proc.pid)
                 raise _cancelled(name)
             left = deadline - time.monotonic()
+            if left <= 0 and not worker.ready:
+                log.error("conversion worker %d did not start within %d s", worker.proc.pid, START_S)
+                raise _unavailable()
             if left <= 0:
                 log.warning("conversion of %s ran %g s without progress; worker %d killed", name, timeout_s,
                             worker.proc.pid)
@@ -212,6 +217,7 @@ def convert(path: Path, fmt: str, name: str, *, progress: Progress | None, ocr_m
                 _relay(*message[1:])
             elif kind == "ready":
                 worker.ready = True
+                deadline = time.monotonic() + timeout_s
             elif kind == "done":
                 reusable = True
                 return message[1]
@@ -249,6 +255,11 @@ def _cancelled(name: str) -> DocumentError:
                          key="err_convert_cancelled", name=name)
 
 
+def _unavailable() -> DocumentError:
+    return DocumentError("The document converter could not be started on this server; try again in a minute.",
+                         key="err_convert_unavailable")
+
+
 def _out_of_memory(name: str, memory_mb: int) -> DocumentError:
     return DocumentError(f"'{name}' needs more than the {memory_mb} MB of memory a conversion may use; split it "
                          "into smaller files and upload those.", key="err_convert_memory", name=name, limit=memory_mb)
@@ -268,8 +279,7 @@ def _died(worker: _Worker, name: str) -> DocumentError:
         status = None
     log.error("conversion worker %d ended (status %s) while converting %s", worker.proc.pid, status, name)
     if not worker.ready:
-        return DocumentError("The document converter could not be started on this server; try again in a "
-                             "minute.", key="err_convert_unavailable")
+        return _unavailable()
     if status == -signal.SIGKILL:       # the kernel's out-of-memory killer, most likely
         return _out_of_memory(name, worker.memory_mb)
     return _damaged(name)
