@@ -135,8 +135,15 @@ def _stoppable(key: tuple[str, str | None], stop: threading.Event) -> Iterator[t
 def upload(ctx: Context, files, session, request: gr.Request, progress=gr.Progress()):
     """Load each uploaded file in turn, yielding the progress table; the Stop button (shown meanwhile) stops the
     file being converted and leaves the rest out. Outputs: table, status, library, picker, files, Stop."""
-    settings = ctx.settings
     paths = [f if isinstance(f, str) else getattr(f, "name", str(f)) for f in (files or [])]
+    # Held from the first line: loading the person's assistant (the embedding model) can take a minute on a
+    # busy machine, and the stale-upload timer must not take the files meanwhile.
+    with served.holding(paths):
+        yield from _upload(ctx, paths, session, request, progress)
+
+
+def _upload(ctx: Context, paths: list[str], session, request: gr.Request, progress):
+    settings = ctx.settings
     same = gr.update()
     if not paths:
         gr.Warning(t(request, "msg_no_files"))
@@ -151,7 +158,7 @@ def upload(ctx: Context, files, session, request: gr.Request, progress=gr.Progre
         yield same, failure(request, exc), same, same, same, same
         return
     stop = threading.Event()
-    with _stoppable((a.user_id, getattr(request, "session_hash", None)), stop), served.holding(paths):
+    with _stoppable((a.user_id, getattr(request, "session_hash", None)), stop):
         try:
             yield progress_table(rows, heads), "", same, same, same, gr.update(visible=True, interactive=True)
             for i, path in enumerate(paths):
