@@ -10,7 +10,9 @@ DATA_DIR/web is the folder Gradio keeps its files in (GRADIO_TEMP_DIR, set by `p
 these files where they are instead of copying them into a cache every visitor shares; `webauth` serves a
 file URL only to the person whose folder holds the file. Nothing here lasts: an upload copy goes once it is
 ingested, a tab's pages and report go when the tab closes (a new report replaces the last one), and the
-whole of DATA_DIR/web is emptied when the app starts.
+whole of DATA_DIR/web is emptied when the app starts. An upload no event ingested (a closed tab, a bare
+API upload) is removed STALE_UPLOAD_MINUTES after it arrived: a timer started by `prepare` looks every
+minute (`start_sweeping`), unless an upload event is still using the file (`holding`).
 """
 from __future__ import annotations
 
@@ -18,9 +20,12 @@ import logging
 import os
 import re
 import shutil
+import threading
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterable, Iterator
 
 from core.errors import AssistantError
 from core.settings import Settings
@@ -29,7 +34,11 @@ log = logging.getLogger(__name__)
 
 SERVED_FOLDER = "web"
 PAGES_KEPT = 12                 # per tab: enough to go back and forth between the sources of an answer
-STALE_UPLOAD_SECONDS = 3600     # an upload no event ever ingested (a closed tab, a bare API call)
+SWEEP_EVERY_S = 60              # how often the timer looks for stale uploads (a tenth of their age when shorter)
+
+_held: dict[Path, int] = {}     # upload copies an upload event is using: never stale, however old
+_held_lock = threading.Lock()
+_sweepers: dict[Path, threading.Event] = {}
 
 
 class AccessDenied(AssistantError):
@@ -86,6 +95,7 @@ def prepare(settings: Settings) -> Path:
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True, exist_ok=True)
     os.environ["GRADIO_TEMP_DIR"] = str(root)
+    start_sweeping(settings)
     return root
 
 
@@ -98,7 +108,7 @@ def claim_upload(settings: Settings, user_id: str, landed: str) -> str:
     if source.parent.parent != served_root(settings) or not source.is_file():
         raise AccessDenied("The upload could not be stored; please upload the file again.", key="err_upload_not_stored")
     uploads = user_folder(settings, user_id) / "uploads"
-    _remove_stale(uploads)
+    _remove_stale(uploads, time.time() - settings.stale_upload_minutes * 60)
     target = uploads / source.parent.name / source.name
     target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(source, target)
@@ -125,16 +135,76 @@ def discard_upload(settings: Settings, user_id: str, path: str | Path) -> None:
     _remove_if_empty(copy.parent)
 
 
-def _remove_stale(uploads: Path) -> None:
+@contextmanager
+def holding(paths: Iterable[str | Path]) -> Iterator[None]:
+    """The upload copies at `paths` are in use (an upload event ingests them): no timer removes them meanwhile."""
+    held = [Path(p).resolve() for p in paths]
+    with _held_lock:
+        for path in held:
+            _held[path] = _held.get(path, 0) + 1
+    try:
+        yield
+    finally:
+        with _held_lock:
+            for path in held:
+                _held[path] -= 1
+                if not _held[path]:
+                    del _held[path]
+
+
+def remove_stale_uploads(settings: Settings, now: float | None = None) -> list[Path]:
+    """Remove every person's upload copies that arrived more than STALE_UPLOAD_MINUTES before `now` and that no
+    upload event is using; the removed folders."""
+    cutoff = (time.time() if now is None else now) - settings.stale_upload_minutes * 60
+    removed: list[Path] = []
+    for uploads in (served_root(settings) / "users").glob("*/uploads"):
+        removed += _remove_stale(uploads, cutoff)
+    return removed
+
+
+def start_sweeping(settings: Settings) -> threading.Event:
+    """Start the timer that removes stale uploads (once per served folder); set the returned event to stop it."""
+    root = served_root(settings)
+    age = settings.stale_upload_minutes * 60
+    every = max(1.0, min(SWEEP_EVERY_S, age / 10))
+    with _held_lock:
+        if root in _sweepers and not _sweepers[root].is_set():
+            return _sweepers[root]
+        stop = _sweepers[root] = threading.Event()
+
+    def sweep() -> None:
+        while not stop.wait(every):
+            try:
+                for folder in remove_stale_uploads(settings):
+                    log.info("removed a stale upload (never ingested): %s", folder)
+            except Exception:  # noqa: BLE001 - the next round tries again
+                log.exception("removing stale uploads failed")
+
+    threading.Thread(target=sweep, name="stale-uploads", daemon=True).start()
+    return stop
+
+
+def _remove_stale(uploads: Path, cutoff: float) -> list[Path]:
+    """uploads/<digest>/ folders whose newest file arrived before `cutoff` and that hold no file in use."""
     if not uploads.is_dir():
-        return
-    cutoff = time.time() - STALE_UPLOAD_SECONDS
+        return []
+    with _held_lock:
+        held = list(_held)
+    removed = []
     for folder in uploads.iterdir():
         try:
-            if folder.stat().st_mtime < cutoff:
-                shutil.rmtree(folder, ignore_errors=True)
+            if any(_inside(path, folder.resolve()) for path in held):
+                continue
+            entries = [folder, *folder.iterdir()] if folder.is_dir() else [folder]
+            if max(_mtime(entry) for entry in entries) < cutoff:
+                if folder.is_dir():
+                    shutil.rmtree(folder, ignore_errors=True)
+                else:
+                    folder.unlink(missing_ok=True)
+                removed.append(folder)
         except OSError:
             continue
+    return removed
 
 
 def _remove_if_empty(folder: Path) -> None:

@@ -72,6 +72,10 @@ _RULES = [
     ("embedding_threads", lambda v, s: v >= 0, "0 (automatic) or more"),
     ("ocr_max_pages", lambda v, s: v >= 0, "0 or more"),
     ("max_upload_mb", lambda v, s: v >= 1, "at least 1"),
+    ("convert_timeout_s", lambda v, s: 1 <= v <= 86400, "from 1 to 86400 seconds"),
+    ("convert_memory_mb", lambda v, s: v >= 1024, "at least 1024 (the converters themselves need about 700 MB)"),
+    ("office_max_unpacked_mb", lambda v, s: v >= 1, "at least 1"),
+    ("stale_upload_minutes", lambda v, s: v >= 1, "at least 1 minute"),
     ("app_port", lambda v, s: 1 <= v <= 65535, "a port from 1 to 65535"),
 ]
 
@@ -177,6 +181,21 @@ class Settings(BaseSettings):
         0.40, description="Evidence strength (0-1) below which the answer is 'not in your documents' and the "
                           "closest passages are shown as related; chosen on the dev sets (docs/EVALUATION.md).")
     max_upload_mb: int = 200
+    # conversion runs in a worker process (rag/convert_worker.py) that these budgets stop
+    convert_timeout_s: float = Field(
+        300.0, description="Seconds a file's conversion may go on without progress: a Word, PowerPoint, Excel, HTML "
+                           "or text file must be converted within it, a PDF must read each next page (or OCR each "
+                           "next scanned page) within it. Past it the conversion is stopped and the person told.")
+    convert_memory_mb: int = Field(
+        2048, description="Memory (address space, MB) the conversion worker may use; a file that needs more is "
+                          "refused in one sentence and the worker replaced.")
+    office_max_unpacked_mb: int = Field(
+        200, description="Most an Office file (.docx, .pptx, .xlsx, .epub: zip archives) may hold unpacked, read "
+                         "from its zip directory before it is opened; a part unpacking to over 10 MB at more than "
+                         "100 times its packed size (a zip bomb) is refused whatever this says.")
+    stale_upload_minutes: int = Field(
+        60, description="An uploaded file never ingested (a closed tab, a bare API upload) is removed after this "
+                        "many minutes; the app looks every minute (sooner for a small value).")
 
     # --- memory ----------------------------------------------------------------------------------
     working_memory_capacity: int = 50

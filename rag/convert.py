@@ -6,12 +6,17 @@ book, with a page map and recovered headings, and scanned pages read by OCR. Eve
 person can cause (missing, empty, corrupt, encrypted, unreadably scanned, mislabelled or unsupported
 file) becomes a `DocumentError` whose message is one sentence saying what to do; the detail goes to
 the log.
+
+The conversion runs in a worker process (rag/convert_worker.py) with a time and a memory budget, and can be
+stopped: MarkItDown cannot be interrupted, a process can be killed. An Office file's zip directory is
+measured before MarkItDown opens it (`check_archive`): too big unpacked, or a zip bomb, is refused at once.
 """
 from __future__ import annotations
 
 import logging
 import re
 import threading
+import zipfile
 from pathlib import Path
 
 from markitdown import MarkItDown, StreamInfo
@@ -19,7 +24,9 @@ from markitdown import FileConversionException, UnsupportedFormatException
 from markitdown.converters import PdfConverter as _MarkItDownPdfConverter
 
 from core.errors import DocumentError
-from rag.pdf_converter import OCR_MAX_PAGES, PdfConversionResult, PdfiumConverter, Progress, meaningful_title
+from core.settings import Settings, get_settings
+from rag.pdf_converter import (OCR_MAX_PAGES, PdfConversionResult, PdfiumConverter, Progress, meaningful_title,
+                               out_of_memory)
 from rag.types import ConvertedDocument, Heading
 
 log = logging.getLogger(__name__)
@@ -42,6 +49,13 @@ _ZIP_FORMATS = {"docx": "a Word document", "pptx": "a PowerPoint file", "xlsx": 
                 "epub": "an EPUB book"}
 _TEXT_FORMATS = {"md", "txt", "html", "csv", "json"}
 _SUPPORTED_HINT = "upload a PDF, Word (.docx), PowerPoint (.pptx), Excel (.xlsx), HTML, Markdown or text file"
+
+# A zip bomb: a part that unpacks to more than BOMB_MIN_BYTES at over BOMB_RATIO times its packed size. Real
+# Office XML packs 5-20 to 1; a .docx of 143 KB holding 40 MB of repeated paragraphs packs 290 to 1. (Python's
+# zipfile, which every Office reader here uses, stops a part at its declared size: the declared sizes bound
+# what can be unpacked.)
+BOMB_RATIO = 100
+BOMB_MIN_BYTES = 10 * 2**20
 
 _ATX_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
@@ -70,13 +84,19 @@ def _markitdown() -> MarkItDown:
 
 
 def convert_file(path: str | Path, progress: Progress | None = None,
-                 ocr_max_pages: int = OCR_MAX_PAGES) -> ConvertedDocument:
+                 ocr_max_pages: int = OCR_MAX_PAGES, settings: Settings | None = None) -> ConvertedDocument:
     """Convert one file to Markdown with its page map, headings and title.
 
     `progress(stage, done, total)`, if given, hears how far a PDF has been read: ("pages", i, n)
     per page, ("ocr", k, m) per scanned page read by OCR (seconds each). Raises DocumentError with
     one actionable sentence when the file cannot be read.
+
+    The quick checks (missing, empty, mislabelled) happen here; the conversion itself runs in a worker
+    process (rag.convert_worker) within `settings`' budgets (CONVERT_TIMEOUT_S, CONVERT_MEMORY_MB,
+    OFFICE_MAX_UNPACKED_MB; default: get_settings()), stopped early when the caller's stop event is set
+    (rag.convert_worker.stop_on).
     """
+    from rag import convert_worker
     path = Path(path)
     name = path.name
     if not path.exists():
@@ -99,17 +119,38 @@ def convert_file(path: str | Path, progress: Progress | None = None,
                             key="err_file_empty", name=name)
 
     fmt = _detect_format(path, head)
+    settings = settings or get_settings()
+    return convert_worker.convert(path.absolute(), fmt, name, progress=progress, ocr_max_pages=ocr_max_pages,
+                                  timeout_s=settings.convert_timeout_s, memory_mb=settings.convert_memory_mb,
+                                  max_unpacked_mb=settings.office_max_unpacked_mb)
+
+
+def warm_up() -> None:
+    """What the first conversion of a process would otherwise wait for: MarkItDown and Magika's model."""
+    _markitdown()
+
+
+def convert_here(path: Path, fmt: str, progress: Progress | None = None, ocr_max_pages: int = OCR_MAX_PAGES,
+                 max_unpacked_mb: int = 200) -> ConvertedDocument:
+    """The conversion itself, in this process (the worker's side of convert_file): `path` exists, is not
+    empty and holds format `fmt`. An Office file is measured before MarkItDown opens it (check_archive).
+    A MemoryError is raised as such (the worker's budget ran out), anything else becomes a DocumentError."""
+    name = path.name
+    if fmt in _ZIP_FORMATS:
+        check_archive(path, name, max_unpacked_mb)
     extension = next(ext for ext, f in SUPPORTED_FORMATS.items() if f == fmt)
     try:
         # MarkItDown passes extra keyword arguments on to the converter (our PdfiumConverter reads `progress`).
         result = _markitdown().convert_local(str(path), stream_info=StreamInfo(extension=extension),
                                              progress=progress, ocr_max_pages=ocr_max_pages)
-    except DocumentError:
+    except (DocumentError, MemoryError):
         raise
     except FileConversionException as exc:
         for attempt in exc.attempts or []:
             if attempt.exc_info and isinstance(attempt.exc_info[1], DocumentError):
                 raise attempt.exc_info[1] from None
+            if attempt.exc_info and out_of_memory(attempt.exc_info[1]):
+                raise MemoryError(f"converting {name}") from None
         log.warning("MarkItDown failed on %s: %s", path, exc)
         raise DocumentError(f"'{name}' could not be read as {_describe(fmt)} (it may be damaged); "
                             "open and re-save it, then upload it again.", key="err_file_damaged", name=name) from None
@@ -117,7 +158,9 @@ def convert_file(path: str | Path, progress: Progress | None = None,
         log.warning("MarkItDown has no converter for %s", path)
         raise DocumentError(f"'{name}' is in a format this app cannot read; {_SUPPORTED_HINT}.",
                             key="err_file_unsupported", name=name) from None
-    except Exception:
+    except Exception as exc:
+        if out_of_memory(exc):
+            raise MemoryError(f"converting {name}") from None
         log.exception("Unexpected failure converting %s", path)
         raise DocumentError(f"'{name}' could not be converted (it may be damaged); open and re-save it, "
                             "then upload it again.", key="err_file_damaged", name=name) from None
@@ -150,6 +193,34 @@ def convert_file(path: str | Path, progress: Progress | None = None,
     for warning in doc.warnings:
         log.info("%s: %s", name, warning)
     return doc
+
+
+def check_archive(path: Path, name: str, max_unpacked_mb: int) -> None:
+    """Refuse an Office file (a zip archive) whose central directory says it unpacks to more than
+    `max_unpacked_mb` in all, or holds a zip bomb; before MarkItDown opens it. A file whose directory cannot
+    be read is left to MarkItDown, which says it is damaged, as before."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            parts = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return
+    unpacked = sum(p.file_size for p in parts)
+    bomb = next((p for p in parts if p.file_size > BOMB_MIN_BYTES
+                 and p.file_size > BOMB_RATIO * max(p.compress_size, 1)), None)
+    if bomb is not None:
+        log.warning("%s: %s unpacks from %d to %d bytes; refused as a zip bomb", name, bomb.filename,
+                    bomb.compress_size, bomb.file_size)
+        packed_kb = f"{max(1, round(path.stat().st_size / 1024))}"
+        raise DocumentError(f"'{name}' unpacks from {packed_kb} KB to {unpacked / 2**20:.0f} MB, which no real "
+                            "document does (a zip bomb), so it was not opened; upload the original document instead.",
+                            key="err_file_zip_bomb", name=name, packed_kb=packed_kb, mb=f"{unpacked / 2**20:.0f}")
+    if unpacked > max_unpacked_mb * 2**20:
+        log.warning("%s unpacks to %d bytes (%d parts), over OFFICE_MAX_UNPACKED_MB=%d", name, unpacked, len(parts),
+                    max_unpacked_mb)
+        raise DocumentError(f"'{name}' unpacks to {unpacked / 2**20:.0f} MB, over the {max_unpacked_mb} MB an Office "
+                            "file may hold; remove large pictures or media, or split it, then upload it again.",
+                            key="err_file_unpacked_too_large", name=name, mb=f"{unpacked / 2**20:.0f}",
+                            limit=max_unpacked_mb)
 
 
 def parse_markdown_headings(markdown: str) -> list[Heading]:

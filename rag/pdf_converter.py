@@ -36,6 +36,7 @@ from markitdown import DocumentConverter, DocumentConverterResult, StreamInfo
 
 from core.errors import DocumentError, Notice
 from rag import ocr
+from rag.convert_worker import report_progress as _report
 from rag.tables import Table, apply_tables, find_tables
 from rag.types import PageSpan
 
@@ -181,9 +182,11 @@ def read_pdf(data: bytes, name: str = "This PDF", progress: Progress | None = No
             raise _unopenable(data, label, name) from None
     try:
         return _read_document(pdf, name, label, progress, ocr_max_pages)
-    except DocumentError:
+    except (DocumentError, MemoryError):
         raise
-    except Exception:
+    except Exception as exc:
+        if out_of_memory(exc):
+            raise MemoryError(f"reading {name}") from exc
         log.exception("Failed while reading %s", name)
         raise DocumentError(f"{label} could not be read (the PDF may be damaged); re-export it and upload "
                             "it again.", key="err_pdf_unreadable", name=name) from None
@@ -221,16 +224,6 @@ def _parses_with_no_pages(data: bytes) -> bool:
         return pdfium_c.FPDF_GetPageCount(document) == 0
     finally:
         pdfium_c.FPDF_CloseDocument(document)
-
-
-def _report(progress: Progress | None, stage: str, done: int, total: int) -> None:
-    """Tell the caller how far reading has come; a failing progress display must not cost the document."""
-    if progress is None:
-        return
-    try:
-        progress(stage, done, total)
-    except Exception:  # noqa: BLE001 - the caller's code
-        log.warning("The progress callback failed at %s %d/%d", stage, done, total, exc_info=True)
 
 
 def _read_document(pdf: pdfium.PdfDocument, name: str, label: str, progress: Progress | None,
@@ -317,6 +310,8 @@ def _ocr_scanned_pages(pdf: pdfium.PdfDocument, indices: list[int], name: str,
     try:
         ocr.ocr_engine()   # load the model (once per process) before the first page
     except ocr.OcrUnavailable as exc:
+        if out_of_memory(exc):       # the model did not fit in the conversion's memory budget
+            raise MemoryError("loading the OCR model") from exc
         log.warning("OCR is unavailable, %d scanned pages of %s stay unread: %s", len(indices), name, exc)
         return {}, False
     read: dict[int, list[ocr.OcrLine]] = {}
@@ -326,12 +321,25 @@ def _ocr_scanned_pages(pdf: pdfium.PdfDocument, indices: list[int], name: str,
             image, scale = _render_for_ocr(pdf, index)
         try:
             read[index] = ocr.ocr_page(image, scale)
-        except Exception:  # noqa: BLE001 - one page the model chokes on must not cost the document
+        except Exception as exc:  # noqa: BLE001 - one page the model chokes on must not cost the document
+            if out_of_memory(exc):    # not the page's fault: the conversion's memory budget ran out
+                raise MemoryError(f"OCR of page {index + 1} of {name}") from exc
             log.exception("OCR failed on page %d of %s", index + 1, name)
             read[index] = []
         del image
         _report(progress, "ocr", done, len(indices))
     return read, True
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether `exc` (or what caused it) is an allocation failure: a MemoryError, or a native library's
+    std::bad_alloc (onnxruntime's, wrapped by RapidOCR) when the worker's memory budget ran out."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, MemoryError) or "bad_alloc" in str(exc) or "Failed to allocate memory" in str(exc):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 def _render_for_ocr(pdf: pdfium.PdfDocument, index: int) -> tuple[Any, float]:

@@ -199,7 +199,8 @@ class RAGTool:
         stages: dict[str, float] = {}
         t = time.perf_counter()
         try:
-            converted = convert_file(path, progress=progress, ocr_max_pages=self.settings.ocr_max_pages)
+            converted = convert_file(path, progress=progress, ocr_max_pages=self.settings.ocr_max_pages,
+                                     settings=self.settings)
         except AssistantError:
             raise
         except Exception as exc:  # noqa: BLE001 - a converter bug must not crash the app

@@ -1,18 +1,28 @@
-"""The Documents tab: upload files (with each file's progress), list the library, delete a document."""
+"""The Documents tab: upload files (with each file's progress, and a Stop button), list the library, delete a
+document."""
 from __future__ import annotations
 
 import threading
+import time
+from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import NamedTuple
+from typing import Iterator, NamedTuple
 
 import gradio as gr
 
 from assistant import files as served
 from assistant.views import progress_table
+from core.errors import AssistantError
+from rag.convert_worker import stop_on
 from ui.common import Context, _, as_text, bind, cols, failure, said, t, when
 
 UPLOAD_STAGES = ("pages", "ocr", "embed", "figures", "figure-images")   # ingest stages the upload table reports (static/i18n.json msg_stage_*)
 UPLOAD_TYPES = [".pdf", ".md", ".markdown", ".txt", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".csv", ".json"]
+HEARTBEAT_S = 1.0   # the upload handler yields at least this often, so a Gradio cancel reaches it at once
+
+# The stop events of the uploads running now, by (person, browser tab): the Stop button sets its tab's.
+_running: dict[tuple[str, str | None], set[threading.Event]] = {}
+_running_lock = threading.Lock()
 
 
 class DocumentsTab(NamedTuple):
@@ -32,8 +42,10 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> DocumentsTab:
         doc_delete = gr.Button(_("delete"), variant="stop", elem_id="doc-delete", scale=1)
         doc_refresh = gr.Button(_("refresh"), elem_id="doc-refresh", scale=1)
 
-    files.upload(bind(upload, ctx), [files, session], [upload_progress, doc_status, doc_table, doc_select, files],
-                 concurrency_limit=2)
+    upload_stop = gr.Button(_("upload_stop"), variant="stop", size="sm", elem_id="upload-stop", visible=False)
+    files.upload(bind(upload, ctx), [files, session],
+                 [upload_progress, doc_status, doc_table, doc_select, files, upload_stop], concurrency_limit=2)
+    upload_stop.click(bind(stop_uploads, ctx), None, [upload_stop])
     doc_delete.click(bind(delete_document, ctx), [doc_select, session], [doc_status, doc_table, doc_select])
     refresh = bind(refresh_documents, ctx)
     doc_refresh.click(refresh, None, [doc_table, doc_select])
@@ -61,9 +73,15 @@ def documents_view(ctx: Context, request):
     return table, gr.update(choices=choices, value=None)
 
 
-def load_with_progress(a, path, session):
+def load_with_progress(a, path, session, stop: threading.Event | None = None, heartbeat: float | None = None):
     """Load one file in a worker thread; yield its latest stage ({"stage", "done", "total"}) twice a
-    second while it works, then a last item holding "result". The loader's error is raised here."""
+    second while it works, then a last item holding "result". The loader's error is raised here.
+
+    Setting `stop`, or closing this generator before its end (Gradio cancelling the event), stops the file's
+    conversion at once (rag.convert_worker kills its process). With `heartbeat`, an item {"stage": None}
+    comes whenever no stage was yielded for that many seconds: a Gradio cancel waits for the handler's
+    next yield, and a Word file reports no stage while it converts."""
+    stop = stop or threading.Event()
     latest: dict = {}
     outcome: dict = {}
 
@@ -72,31 +90,64 @@ def load_with_progress(a, path, session):
 
     def work() -> None:
         try:
-            outcome["result"] = a.load_document(path, name=Path(path).name, session_id=session, progress=report)
+            with stop_on(stop):
+                outcome["result"] = a.load_document(path, name=Path(path).name, session_id=session, progress=report)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the handler's thread below
             outcome["error"] = exc
 
     worker = threading.Thread(target=work, name="upload", daemon=True)
     worker.start()
     shown = None
-    while worker.is_alive():
-        worker.join(0.5)
-        if latest and latest.get("stage") in UPLOAD_STAGES and dict(latest) != shown:
-            shown = dict(latest)
-            yield shown
+    last = time.monotonic()
+    try:
+        while worker.is_alive():
+            worker.join(0.5)
+            if latest and latest.get("stage") in UPLOAD_STAGES and dict(latest) != shown:
+                shown = dict(latest)
+                last = time.monotonic()
+                yield shown
+            elif heartbeat and time.monotonic() - last >= heartbeat and worker.is_alive():
+                last = time.monotonic()
+                yield {"stage": None}
+    finally:
+        if worker.is_alive():       # closed before the file was loaded: stop its conversion
+            stop.set()
     if "error" in outcome:
         raise outcome["error"]
     yield {"stage": "done", "result": outcome["result"]}
 
 
+@contextmanager
+def _stoppable(key: tuple[str, str | None], stop: threading.Event) -> Iterator[threading.Event]:
+    with _running_lock:
+        _running.setdefault(key, set()).add(stop)
+    try:
+        yield stop
+    finally:
+        with _running_lock:
+            _running[key].discard(stop)
+            if not _running[key]:
+                del _running[key]
+
+
 # -- handlers ------------------------------------------------------------------------------------------------
 
 def upload(ctx: Context, files, session, request: gr.Request, progress=gr.Progress()):
-    settings = ctx.settings
+    """Load each uploaded file in turn, yielding the progress table; the Stop button (shown meanwhile) stops the
+    file being converted and leaves the rest out. Outputs: table, status, library, picker, files, Stop."""
     paths = [f if isinstance(f, str) else getattr(f, "name", str(f)) for f in (files or [])]
+    # Held from the first line: loading the person's assistant (the embedding model) can take a minute on a
+    # busy machine, and the stale-upload timer must not take the files meanwhile.
+    with served.holding(paths):
+        yield from _upload(ctx, paths, session, request, progress)
+
+
+def _upload(ctx: Context, paths: list[str], session, request: gr.Request, progress):
+    settings = ctx.settings
+    same = gr.update()
     if not paths:
         gr.Warning(t(request, "msg_no_files"))
-        yield gr.update(), t(request, "msg_no_files"), gr.update(), gr.update(), gr.update()
+        yield same, t(request, "msg_no_files"), same, same, same, same
         return
     heads = (t(request, "col_file"), t(request, "col_progress"), t(request, "col_result"))
     rows = [{"name": Path(p).name, "state": "queued", "message": t(request, "msg_queued")} for p in paths]
@@ -104,50 +155,77 @@ def upload(ctx: Context, files, session, request: gr.Request, progress=gr.Progre
     try:
         a = ctx.assistant_for(request)
     except Exception as exc:  # noqa: BLE001
-        yield gr.update(), failure(request, exc), gr.update(), gr.update(), gr.update()
+        yield same, failure(request, exc), same, same, same, same
         return
-    yield progress_table(rows, heads), "", gr.update(), gr.update(), gr.update()
-    for i, path in enumerate(paths):
-        progress((i, len(paths)), desc=f"{rows[i]['name']} ({i + 1}/{len(paths)})")
-        rows[i].update(state="working", message=t(request, "msg_working"))
-        yield progress_table(rows, heads), "", gr.update(), gr.update(), gr.update()
+    stop = threading.Event()
+    with _stoppable((a.user_id, getattr(request, "session_hash", None)), stop):
         try:
-            path = served.check_upload(settings, a.user_id, path)     # never another person's upload
-            result = None
-            for stage in load_with_progress(a, path, session):
-                if "result" in stage:
-                    result = stage["result"]
+            yield progress_table(rows, heads), "", same, same, same, gr.update(visible=True, interactive=True)
+            for i, path in enumerate(paths):
+                if stop.is_set():
                     break
-                rows[i].update(message=t(request, f"msg_stage_{stage['stage']}", done=stage["done"],
-                                         total=stage["total"]),
-                               percent=round(100 * stage["done"] / max(1, stage["total"])))
-                yield progress_table(rows, heads), "", gr.update(), gr.update(), gr.update()
-            # A PDF has pages; any other document (0 pages) is counted in sections.
-            sections = None if result.pages else a.section_counts([result.doc_id]).get(result.doc_id, 0)
-            if result.already_present:
-                counts["exists"] += 1
-                message = t(request, "msg_exists_detail", pages=result.pages) if sections is None else \
-                    t(request, "msg_exists_detail_sections", extent=extent(request, 0, sections))
-                rows[i].update(state="exists", message=message)
-            else:
-                counts["ok"] += 1
-                seconds = f"{result.seconds:.1f}"
-                message = t(request, "msg_added_detail", pages=result.pages, chunks=result.chunks,
-                            seconds=seconds) if sections is None else \
-                    t(request, "msg_added_detail_sections", extent=extent(request, 0, sections),
-                      chunks=result.chunks, seconds=seconds)
-                # what the reader must know about this file: pages read by OCR, pages that stayed unreadable
-                rows[i].update(state="done", message=" — ".join([message, *(said(request, w) for w in result.warnings)]))
-        except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
-            counts["failed"] += 1
-            rows[i].update(state="error", message=failure(request, exc))
-        finally:
-            served.discard_upload(settings, a.user_id, path)      # the stored document is the copy kept
-        yield progress_table(rows, heads), "", gr.update(), gr.update(), gr.update()
+                progress((i, len(paths)), desc=f"{rows[i]['name']} ({i + 1}/{len(paths)})")
+                rows[i].update(state="working", message=t(request, "msg_working"))
+                yield progress_table(rows, heads), "", same, same, same, same
+                try:
+                    path = served.check_upload(settings, a.user_id, path)     # never another person's upload
+                    result = None
+                    with closing(load_with_progress(a, path, session, stop=stop, heartbeat=HEARTBEAT_S)) as stages:
+                        for stage in stages:
+                            if "result" in stage:
+                                result = stage["result"]
+                                break
+                            if stage["stage"] is not None:      # None: a heartbeat, nothing new to show
+                                rows[i].update(message=t(request, f"msg_stage_{stage['stage']}", done=stage["done"],
+                                                         total=stage["total"]),
+                                               percent=round(100 * stage["done"] / max(1, stage["total"])))
+                            yield progress_table(rows, heads), "", same, same, same, same
+                    # A PDF has pages; any other document (0 pages) is counted in sections.
+                    sections = None if result.pages else a.section_counts([result.doc_id]).get(result.doc_id, 0)
+                    if result.already_present:
+                        counts["exists"] += 1
+                        message = t(request, "msg_exists_detail", pages=result.pages) if sections is None else \
+                            t(request, "msg_exists_detail_sections", extent=extent(request, 0, sections))
+                        rows[i].update(state="exists", message=message)
+                    else:
+                        counts["ok"] += 1
+                        seconds = f"{result.seconds:.1f}"
+                        message = t(request, "msg_added_detail", pages=result.pages, chunks=result.chunks,
+                                    seconds=seconds) if sections is None else \
+                            t(request, "msg_added_detail_sections", extent=extent(request, 0, sections),
+                              chunks=result.chunks, seconds=seconds)
+                        # what the reader must know about this file: pages read by OCR, pages that stayed unreadable
+                        rows[i].update(state="done",
+                                       message=" — ".join([message, *(said(request, w) for w in result.warnings)]))
+                except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
+                    counts["failed"] += 1
+                    rows[i].update(state="error", message=failure(request, exc))
+                finally:
+                    served.discard_upload(settings, a.user_id, path)      # the stored document is the copy kept
+                yield progress_table(rows, heads), "", same, same, same, same
+        finally:   # the files a stop (or a cancelled event) left out go as well
+            for path in paths:
+                served.discard_upload(settings, a.user_id, path)
+    for row in rows:
+        if row["state"] == "queued":
+            row.update(state="error", message=t(request, "msg_not_started"))
     progress((len(paths), len(paths)))
     table, choices = documents_view(ctx, request)
-    status = t(request, "msg_upload_done", n=len(paths), **counts)
-    yield progress_table(rows, heads), status, table, choices, gr.update(value=None)
+    status = t(request, "msg_upload_stopped" if stop.is_set() else "msg_upload_done", n=len(paths), **counts)
+    yield progress_table(rows, heads), status, table, choices, gr.update(value=None), gr.update(visible=False)
+
+
+def stop_uploads(ctx: Context, request: gr.Request):
+    """The Stop button: the uploads running in this person's tab stop (the file converting now at once)."""
+    try:
+        user = ctx.assistant_for(request).user_id
+    except AssistantError:
+        return gr.update()
+    with _running_lock:
+        stops = list(_running.get((user, getattr(request, "session_hash", None)), ()))
+    for stop in stops:
+        stop.set()
+    return gr.update(interactive=False)
 
 
 def delete_document(ctx: Context, doc_id, session, request: gr.Request):
