@@ -149,7 +149,8 @@ def launch_options(settings: Settings) -> dict:
         host = "127.0.0.1"
     return dict(server_name=host, server_port=settings.app_port, auth=users or None,
                 auth_message=("PDF Learning Assistant — log in with the name and password you were given. "
-                              f"After {LOGIN_FAILURES} wrong passwords, logging in pauses for {LOCKOUT_S} seconds.")
+                              f"After {LOGIN_FAILURES} wrong passwords, logging in with that name from this "
+                              f"address pauses for {LOCKOUT_S} seconds, and twice as long each further time.")
                 if users else None,
                 i18n=I18N, css_paths=[str(HERE / "static" / "app.css")], footer_links=[],
                 js="() => {" + "".join(f"({(HERE / 'static' / name).read_text(encoding='utf-8').strip()})();"

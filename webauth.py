@@ -9,8 +9,10 @@ Gradio checks only that a visitor is logged in. This adds, per person:
 - a Gradio session (the hash a tab sends with each event) and an event id belong to the person who used
   them first; anyone else naming them gets 403, so no one can read or drive another person's tab;
 - /gradio_api/deep_link (a shareable snapshot of a tab's values, which this app does not offer) is 404;
-- POST /login: after LOGIN_FAILURES failures within LOGIN_WINDOW_S for one name or one client address,
-  further attempts are refused for LOCKOUT_S with 429 and one sentence (Retry-After says when).
+- POST /login: LOGIN_FAILURES failures for one name from one client address lock that name there (only
+  there: the right password from elsewhere still works), ADDRESS_FAILURES failures from one address for
+  any names lock the address; each lock of the same pair (or address) lasts twice the one before, from
+  LOCKOUT_S up to MAX_LOCKOUT_S. A locked attempt gets 429 and one sentence (Retry-After says when).
 
 The logged-in name is read the way Gradio's own `get_current_user` reads it: the access-token cookie,
 looked up in the Gradio app's `tokens`.
@@ -37,9 +39,12 @@ log = logging.getLogger(__name__)
 API = "/gradio_api"
 FILE_ROUTES = (f"{API}/file=", f"{API}/file/")
 EVENT_ROUTES = (f"{API}/queue/join", f"{API}/call/")       # their answer names a new event id
-LOGIN_FAILURES = 5
-LOGIN_WINDOW_S = 60
-LOCKOUT_S = 60
+LOGIN_FAILURES = 5            # for one name from one address
+ADDRESS_FAILURES = 20         # from one address, for any names
+LOGIN_WINDOW_S = 15 * 60      # failures older than this are forgotten
+LOCKOUT_S = 60                # the first lock; each next lock of the same pair or address lasts twice as long
+MAX_LOCKOUT_S = 60 * 60
+STRIKES_KEPT_S = 24 * 60 * 60   # a day without a lock starts the doubling afresh
 MAX_EVENT_BODY = 8 * 1024 * 1024
 MAX_LOGIN_BODY = 64 * 1024
 
@@ -50,49 +55,69 @@ def guard_middleware(settings: Settings, *, auth_enabled: bool) -> Middleware:
 
 
 class LoginLimiter:
-    """Failed logins per name and per client address; a key with LOGIN_FAILURES failures inside the
-    window is locked for LOCKOUT_S. A successful login clears its name (not its address)."""
+    """Failed logins counted per (name, client address) pair and per address, so that no one can lock a
+    person out by failing logins in their name from somewhere else.
+
+    A pair with `failures` failures inside `window_s` is locked (that name, from that address only); an
+    address with `address_failures` failures for any names is locked for every name. The first lock lasts
+    `lockout_s`, each next lock of the same pair or address twice the one before, up to `max_lockout_s`
+    (the doubling starts afresh after a day without a lock). A successful login clears its pair."""
 
     def __init__(self, failures: int = LOGIN_FAILURES, window_s: float = LOGIN_WINDOW_S,
-                 lockout_s: float = LOCKOUT_S, clock=time.monotonic):
+                 lockout_s: float = LOCKOUT_S, *, address_failures: int = ADDRESS_FAILURES,
+                 max_lockout_s: float = MAX_LOCKOUT_S, strikes_kept_s: float = STRIKES_KEPT_S,
+                 clock=time.monotonic):
         self.failures, self.window_s, self.lockout_s, self.clock = failures, window_s, lockout_s, clock
+        self.address_failures, self.max_lockout_s, self.strikes_kept_s = address_failures, max_lockout_s, strikes_kept_s
         self._failed: dict[str, deque] = {}
         self._locked_until: dict[str, float] = {}
+        self._strikes: dict[str, tuple[int, float]] = {}      # key -> (locks so far, when the last began)
         self._lock = threading.Lock()
 
     @staticmethod
     def _keys(name: str, address: str) -> tuple[str, str]:
-        return f"name:{name.strip().lower()}", f"address:{address}"
+        return f"pair:{address} {name.strip().lower()}", f"address:{address}"   # an address has no space
 
-    def refused_for(self, name: str, address: str) -> int:
-        """Seconds until this name and address may try again (0: they may now)."""
+    def refused_for(self, name: str, address: str) -> tuple[int, str]:
+        """(seconds until this name may try again from this address, "pair" or "address": which is locked);
+        (0, "") when it may try now."""
         now = self.clock()
         with self._lock:
-            left = max(self._locked_until.get(key, 0.0) - now for key in self._keys(name, address))
-        return math.ceil(left) if left > 0 else 0
+            left, which = max((self._locked_until.get(key, 0.0) - now, key.split(":", 1)[0])
+                              for key in self._keys(name, address))
+        return (math.ceil(left), which) if left > 0 else (0, "")
 
     def failed(self, name: str, address: str) -> None:
         now = self.clock()
         with self._lock:
-            for key in self._keys(name, address):
+            for key, limit in zip(self._keys(name, address), (self.failures, self.address_failures)):
                 recent = self._failed.setdefault(key, deque())
                 recent.append(now)
                 while recent and recent[0] <= now - self.window_s:
                     recent.popleft()
-                if len(recent) >= self.failures:
-                    self._locked_until[key] = now + self.lockout_s
+                if len(recent) >= limit:
+                    self._locked_until[key] = now + self._lock_length(key, now)
                     recent.clear()
             self._forget_old(now)
 
-    def succeeded(self, name: str) -> None:
+    def _lock_length(self, key: str, now: float) -> float:
+        strikes, last = self._strikes.get(key, (0, now))
+        strikes = 1 if now - last > self.strikes_kept_s else strikes + 1
+        self._strikes[key] = (strikes, now)
+        return min(self.lockout_s * 2 ** (strikes - 1), self.max_lockout_s)
+
+    def succeeded(self, name: str, address: str) -> None:
+        pair = self._keys(name, address)[0]
         with self._lock:
-            self._failed.pop(self._keys(name, "")[0], None)
+            self._failed.pop(pair, None)
+            self._strikes.pop(pair, None)
 
     def _forget_old(self, now: float) -> None:
-        if len(self._failed) + len(self._locked_until) < 10_000:
+        if len(self._failed) + len(self._locked_until) + len(self._strikes) < 10_000:
             return
         self._failed = {k: q for k, q in self._failed.items() if q and q[-1] > now - self.window_s}
         self._locked_until = {k: t for k, t in self._locked_until.items() if t > now}
+        self._strikes = {k: v for k, v in self._strikes.items() if now - v[1] <= self.strikes_kept_s}
 
 
 class Owners:
@@ -204,10 +229,11 @@ class AccessGuard:
             return await respond(send, 413, "The login form is too large.")
         name = await login_name(scope, body)
         address = (scope.get("client") or ("unknown",))[0]
-        wait = self.limiter.refused_for(name, address)
+        wait, which = self.limiter.refused_for(name, address)
         if wait:
-            log.warning("login refused for %r from %s: too many failures", name, address)
-            return await respond(send, 429, f"Too many failed logins; try again in {wait} seconds.",
+            log.warning("login refused for %r from %s: too many failures (%s)", name, address, which)
+            whose = "from your address" if which == "address" else "for this name from your address"
+            return await respond(send, 429, f"Too many failed logins {whose}; try again in {wait} seconds.",
                                  headers=[(b"retry-after", str(wait).encode())])
         status: dict[str, int] = {}
 
@@ -218,7 +244,7 @@ class AccessGuard:
 
         await self.app(scope, replay(body, receive), observe)
         if status.get("code") == 200:
-            self.limiter.succeeded(name)
+            self.limiter.succeeded(name, address)
         elif status.get("code") in (400, 401):
             log.info("failed login for %r from %s", name, address)
             self.limiter.failed(name, address)
