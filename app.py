@@ -150,6 +150,8 @@ def launch_options(settings: Settings) -> dict:
                               f"After {LOGIN_FAILURES} wrong passwords, logging in with that name from this "
                               f"address pauses for {LOCKOUT_S} seconds, and twice as long each further time.")
                 if users else None,
+                # the browser refuses a bigger file before sending it; webauth's guard refuses a bigger request
+                max_file_size=settings.max_upload_mb * 1024 * 1024,
                 i18n=I18N, css_paths=[str(HERE / "static" / "app.css")], footer_links=[],
                 js="() => {" + "".join(f"({(HERE / 'static' / name).read_text(encoding='utf-8').strip()})();"
                                        for name in ("citations.js", "concepts.js")) + "}",

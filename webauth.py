@@ -9,10 +9,15 @@ Gradio checks only that a visitor is logged in. This adds, per person:
 - a Gradio session (the hash a tab sends with each event) and an event id belong to the person who used
   them first; anyone else naming them gets 403, so no one can read or drive another person's tab;
 - /gradio_api/deep_link (a shareable snapshot of a tab's values, which this app does not offer) is 404;
+- uploads are limited at the door: a body over MAX_UPLOAD_MB (plus the form's overhead) is refused with 413
+  and one sentence, by its Content-Length before a byte of it is read, and a body without one (chunked) as
+  it arrives: at the limit the upload stops and the part Gradio had received is deleted;
 - POST /login: LOGIN_FAILURES failures for one name from one client address lock that name there (only
   there: the right password from elsewhere still works), ADDRESS_FAILURES failures from one address for
   any names lock the address; each lock of the same pair (or address) lasts twice the one before, from
-  LOCKOUT_S up to MAX_LOCKOUT_S. A locked attempt gets 429 and one sentence (Retry-After says when).
+  LOCKOUT_S up to MAX_LOCKOUT_S. A locked attempt gets 429 and one sentence (Retry-After says when);
+- every response carries a Content-Security-Policy: the app's pages load scripts, styles, images, fonts
+  and connections from their own origin only, and no frames; the page's own inline scripts carry a nonce.
 
 The logged-in name is read the way Gradio's own `get_current_user` reads it: the access-token cookie,
 looked up in the Gradio app's `tokens`.
@@ -22,11 +27,14 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
+import secrets
 import threading
 import time
 from collections import OrderedDict, deque
 from urllib.parse import parse_qs
 
+from starlette.formparsers import MultiPartException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 
@@ -47,6 +55,19 @@ MAX_LOCKOUT_S = 60 * 60
 STRIKES_KEPT_S = 24 * 60 * 60   # a day without a lock starts the doubling afresh
 MAX_EVENT_BODY = 8 * 1024 * 1024
 MAX_LOGIN_BODY = 64 * 1024
+FORM_OVERHEAD = 1024 * 1024   # an upload's multipart headers and boundaries, beyond its files' bytes
+
+# Scripts, styles, images, fonts, media and connections from the app's own origin only; no frames, plugins
+# or remote form targets. Gradio 6 needs: inline styles (its components set style attributes), data:/blob:
+# images (icons, previews), and eval for the `js=` snippets of launch() and events (it runs them through
+# `new Function`). Its page's own inline scripts (the config) get the response's nonce; no other inline
+# script runs.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'{nonce} 'unsafe-eval'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data: blob:; font-src 'self' data:; media-src 'self' data: blob:; connect-src 'self'; "
+    "worker-src 'self' blob:; frame-src 'none'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'self'")
+SCRIPT_TAG = re.compile(rb"<script(?=[\s>])", re.IGNORECASE)
 
 
 def guard_middleware(settings: Settings, *, auth_enabled: bool) -> Middleware:
@@ -144,11 +165,30 @@ class AccessGuard:
         self.auth_enabled = auth_enabled
         self.limiter = limiter or LoginLimiter()
         self.owners = Owners()
+        self.max_upload = upload_limit(settings)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         path, method = route_path(scope), scope["method"]
+        send = with_security_policy(send, page=not path.startswith(FILE_ROUTES))
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None:              # any request, an upload above all: refused before it is read
+            if not declared.strip().isdigit():
+                return await respond(send, 400, "The request's Content-Length is not a number.")
+            if int(declared) > self.max_upload:
+                log.warning("a request of %s bytes to %s refused (limit %d)", declared.decode(), path, self.max_upload)
+                return await self.refuse_upload(send)
+        answer = Started(send)
+        try:           # a body without a Content-Length (chunked) is counted as it arrives
+            return await self.guarded(scope, counted(receive, self.max_upload), answer.send, path, method)
+        except UploadTooLarge:
+            if answer.started:
+                raise
+            log.warning("a request to %s refused: its body passed %d bytes", path, self.max_upload)
+            return await self.refuse_upload(send)
+
+    async def guarded(self, scope, receive, send, path: str, method: str):
         if method == "POST" and path.rstrip("/") == "/login":
             return await self.login(scope, receive, send)
         if not path.startswith(API + "/"):
@@ -197,9 +237,13 @@ class AccessGuard:
         return await self.app(scope, receive, send)
 
     async def upload(self, scope, receive, send, user: str):
-        """Let Gradio receive the files, then move them into the uploader's folder and name them there."""
+        """Let Gradio receive the files (no more than the limit), then move them into the uploader's folder
+        and name them there."""
         answer = CapturedResponse()
         await self.app(scope, receive, answer.send)
+        if answer.status == 413:                # counted() stopped it, or a file was over Gradio's max_file_size
+            log.warning("upload by %r refused: over %d bytes", user, self.max_upload)
+            return await self.refuse_upload(send)
         if answer.status != 200:
             return await answer.forward(send)
         try:
@@ -208,6 +252,12 @@ class AccessGuard:
             log.exception("moving an upload of %r into their folder failed", user)
             return await respond(send, 500, "The upload could not be stored; please upload the file again.")
         return await answer.forward(send, json.dumps(moved).encode())
+
+    async def refuse_upload(self, send):
+        """413 and one sentence; the connection closes, so the rest of the body is never read."""
+        return await respond(send, 413, f"This upload is larger than the {self.settings.max_upload_mb} MB limit "
+                                        "and was not stored; upload fewer or smaller files at a time.",
+                             headers=[(b"connection", b"close")])
 
     async def record_event(self, scope, receive, send, user: str):
         """An event joins the queue: its id (which streams its results) is the joiner's."""
@@ -254,6 +304,70 @@ class AccessGuard:
 
 class BodyTooLarge(Exception):
     pass
+
+
+class UploadTooLarge(MultiPartException):
+    """Raised into Gradio's upload parser when the body passes the limit: the parser deletes the files it
+    has begun and the route answers 413 (its test is the words "maximum allowed size")."""
+
+    def __init__(self, limit: int):
+        super().__init__(f"The upload exceeded the maximum allowed size of {limit} bytes.")
+
+
+def upload_limit(settings: Settings) -> int:
+    """The most bytes one upload request may carry: MAX_UPLOAD_MB and the form around the files."""
+    return settings.max_upload_mb * 1024 * 1024 + FORM_OVERHEAD
+
+
+def counted(receive, limit: int):
+    """A `receive` that raises UploadTooLarge once the body it has given passes `limit` bytes."""
+    size = 0
+
+    async def receive_counted():
+        nonlocal size
+        message = await receive()
+        if message["type"] == "http.request":
+            size += len(message.get("body", b""))
+            if size > limit:
+                raise UploadTooLarge(limit)
+        return message
+    return receive_counted
+
+
+def with_security_policy(send, *, page: bool):
+    """A `send` that adds the Content-Security-Policy (and nosniff) to the response. For the app's own HTML
+    pages (`page`; not served files) each <script> tag gets the nonce the policy names."""
+    state: dict = {}
+
+    async def send_with_policy(message):
+        if message["type"] == "http.response.start":
+            headers = [(k, v) for k, v in message.get("headers", [])
+                       if k.lower() not in (b"content-security-policy", b"x-content-type-options")]
+            kind = next((v for k, v in headers if k.lower() == b"content-type"), b"")
+            encoded = any(k.lower() == b"content-encoding" for k, _ in headers)
+            nonce = secrets.token_urlsafe(18) if page and kind.startswith(b"text/html") and not encoded else ""
+            policy = CONTENT_SECURITY_POLICY.format(nonce=f" 'nonce-{nonce}'" if nonce else "")
+            headers += [(b"content-security-policy", policy.encode()), (b"x-content-type-options", b"nosniff")]
+            message = {**message, "headers": headers}
+            if nonce:                      # held until its body is complete: the tags change its length
+                state.update(start=message, nonce=nonce.encode(), body=bytearray())
+                return
+            return await send(message)
+        if message["type"] == "http.response.body" and "start" in state:
+            state["body"] += message.get("body", b"")
+            if message.get("more_body"):
+                return
+            start = state.pop("start")
+            if not state["body"]:          # HEAD: the length of the page it would have sent stays
+                await send(start)
+                return await send(message)
+            body = SCRIPT_TAG.sub(b'<script nonce="' + state["nonce"] + b'"', bytes(state["body"]))
+            headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+            headers.append((b"content-length", str(len(body)).encode()))
+            await send({**start, "headers": headers})
+            return await send({"type": "http.response.body", "body": body})
+        return await send(message)
+    return send_with_policy
 
 
 def route_path(scope) -> str:
@@ -337,6 +451,17 @@ async def login_name(scope, body: bytes) -> str:
 
 async def _nothing():
     return {"type": "http.disconnect"}
+
+
+class Started:
+    """A `send` that notes whether the response has begun."""
+
+    def __init__(self, send):
+        self._send, self.started = send, False
+
+    async def send(self, message):
+        self.started = self.started or message["type"] == "http.response.start"
+        await self._send(message)
 
 
 class CapturedResponse:

@@ -183,7 +183,8 @@ class Settings(BaseSettings):
     answer_min_support: float = Field(
         0.40, description="Evidence strength (0-1) below which the answer is 'not in your documents' and the "
                           "closest passages are shown as related; chosen on the dev sets (docs/EVALUATION.md).")
-    max_upload_mb: int = 200
+    max_upload_mb: int = Field(200, description="Largest upload, per file and per request; a bigger one is "
+                                                "refused before it is stored.")
 
     # --- memory ----------------------------------------------------------------------------------
     working_memory_capacity: int = 50

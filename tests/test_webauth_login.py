@@ -1,11 +1,15 @@
 """webauth's login limiter on a simulated clock: failures count per (name, address) pair and per address, a
 name is locked only where its failures came from, and each further lock of a pair lasts twice as long (up to
-an hour). The same over HTTP against the real app: tests/reliability/test_access.py."""
+an hour). The same over HTTP against the real app: tests/reliability/test_access.py. And the two ASGI pieces
+of the door: a body counted as it arrives, the policy and its nonce added to a page
+(tests/reliability/test_web_door.py: the same in the real app)."""
 from __future__ import annotations
+
+import asyncio
 
 import pytest
 
-from webauth import LoginLimiter
+from webauth import LoginLimiter, UploadTooLarge, counted, with_security_policy
 
 
 class Clock:
@@ -88,3 +92,46 @@ def test_a_successful_login_clears_its_pair_only(limiter, clock):
     fail(limiter, "alice", "10.0.0.8")
     assert limiter.refused_for("alice", "10.0.0.8") == (60, "pair")
 
+
+def test_a_body_is_counted_as_it_arrives():
+    messages = [{"type": "http.request", "body": b"x" * 600, "more_body": True}] * 3
+
+    async def receive():
+        return messages.pop(0)
+
+    async def read_all():
+        given = counted(receive, 1000)
+        await given()
+        with pytest.raises(UploadTooLarge) as raised:
+            await given()
+        return raised.value
+
+    error = asyncio.run(read_all())
+    assert "maximum allowed size" in error.message           # the words Gradio's upload route answers 413 to
+
+
+def test_the_page_gets_a_policy_with_a_nonce_and_its_scripts_carry_it():
+    sent = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def respond(page: bool, kind: bytes, body: bytes):
+        sent.clear()
+        out = with_security_policy(send, page=page)
+        await out({"type": "http.response.start", "status": 200,
+                   "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode())]})
+        await out({"type": "http.response.body", "body": body[:10], "more_body": True})
+        await out({"type": "http.response.body", "body": body[10:]})
+        headers = dict(sent[0]["headers"])
+        return headers, b"".join(m.get("body", b"") for m in sent[1:])
+
+    html = b'<html><script>window.x = 1</script><script type="module" src="a.js"></script><scripts></html>'
+    headers, body = asyncio.run(respond(True, b"text/html; charset=utf-8", html))
+    policy = headers[b"content-security-policy"].decode()
+    nonce = policy.split("'nonce-")[1].split("'")[0]
+    assert body.count(f'<script nonce="{nonce}"'.encode()) == 2 and b"<scripts>" in body
+    assert headers[b"content-length"] == str(len(body)).encode()
+    assert "default-src 'self'" in policy and "'unsafe-inline'" not in policy.split("script-src")[1].split(";")[0]
+    headers, body = asyncio.run(respond(False, b"text/html", html))          # a served file: no nonce, body as is
+    assert body == html and "'nonce-" not in headers[b"content-security-policy"].decode()
