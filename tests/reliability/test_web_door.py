@@ -1,7 +1,7 @@
 """The HTTP door of the real app (python app.py with two logins, MAX_UPLOAD_MB=8 and the loopback LLM):
 uploads over the limit are refused before they are stored, every response carries a Content-Security-Policy
-under which the whole app still works in Chromium (and injected script, remote images and frames do not).
-See webauth.py.
+under which the whole app still works in Chromium (and injected script, remote images and frames do not),
+and an empty question over the API gets one sentence. See webauth.py.
 """
 from __future__ import annotations
 
@@ -188,6 +188,26 @@ def test_every_response_carries_the_content_security_policy(reliability, app, al
     reliability.record("Hostile input", "the Content-Security-Policy of the app's page, its files and its API",
                        f"on every response; the page's {scripts} inline and bundled scripts carry a fresh nonce "
                        f"per response, served files and API answers get no nonce: “{shown}”")
+
+
+def test_an_empty_question_over_the_api_gets_one_sentence(reliability, app, alice):
+    for question in ("", "   \n  "):
+        started = alice.post("/gradio_api/call/ask", json={"data": [question, False, False]})
+        assert started.status_code == 200, started.text
+        kind, data = None, None
+        with alice.stream("GET", f"/gradio_api/call/ask/{started.json()['event_id']}") as stream:
+            for line in stream.iter_lines():
+                if line.startswith("event:"):
+                    kind = line[6:].strip()
+                elif line.startswith("data:") and kind in ("complete", "error"):
+                    data = json.loads(line[5:])
+                    break
+        assert kind == "complete", (kind, data)
+        said = [x for x in data if isinstance(x, str) and x]
+        assert said == ["Type a question first."], data
+    reliability.record("Hostile input", "empty and blank question over the API (/gradio_api/call/ask)",
+                       f"completes with one sentence in the answer notice: “{said[0]}” (it was Gradio's "
+                       "“didn't return enough output values” error)")
 
 
 # -- the whole app in Chromium under the policy -------------------------------------------------------------
