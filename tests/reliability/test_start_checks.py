@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.app_process import app_env, free_port
+from tests.app_process import app_env, free_port, stop
 
 SECTION = "Settings"
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,12 +81,7 @@ def start(work: Path, hub: RecordingHub, **settings: str) -> tuple[int | None, s
         pass
     seconds = time.perf_counter() - started
     if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         return None, log.read_text(errors="replace"), seconds
     return proc.returncode, log.read_text(errors="replace"), seconds
 

@@ -263,14 +263,9 @@ INJECT = """() => {
 }"""
 
 
-def wait_text(page, selector: str, needle: str, timeout: int = 90_000) -> str:
-    page.wait_for_function("([s, n]) => { const e = document.querySelector(s); return e && e.innerText.includes(n); }",
-                           arg=[selector, needle], timeout=timeout)
-    return page.inner_text(selector)
-
-
 def test_the_whole_app_works_in_chromium_under_the_policy(reliability, app, browser, fake_llm, tmp_path):
     from tests.browser.conftest import open_tab
+    from tests.browser.test_app_browser import download_report
     pdf = tmp_path / "directive.pdf"
     pdf.write_bytes(make_pdf(NOTICE, title="Airworthiness Directives"))
     too_big = tmp_path / "too-big.pdf"
@@ -332,14 +327,7 @@ def test_the_whole_app_works_in_chromium_under_the_policy(reliability, app, brow
         page.click("#note-save")
         page.wait_for_function("document.querySelector('#concept-graph svg .concept-node')")
         done.append("the concept graph")
-        open_tab(page, "Reports")
-        page.click("#report-refresh")
-        wait_text(page, "#report-status", "Report ready")
-        page.wait_for_function("!document.querySelector('#report-download button, #report-download').disabled")
-        with page.expect_download() as info:
-            page.click("#report-download")
-        report = json.loads(Path(info.value.path()).read_text(encoding="utf-8"))
-        assert report["user"]["id"] == "bob"
+        assert download_report(page, tmp_path)["user"]["id"] == "bob"      # and it fits the report schema
         done.append("the report download")
         violations, remote = page.evaluate("window.__csp"), list(off_origin)
         page.evaluate(INJECT)
