@@ -171,7 +171,6 @@ def main() -> None:
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings = settings_or_exit()   # an unusable setting: say which, before anything starts
     served.prepare(settings)            # Gradio keeps its files in DATA_DIR/web, emptied now
-    served.sweep_stale_uploads(settings)  # and uploads no one ingested go after UPLOAD_KEEP_MINUTES
     options = launch_options(settings)
     demo = build_app(settings, auth_enabled=bool(options["auth"]))
     import threading

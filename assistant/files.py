@@ -9,9 +9,8 @@ Each person's live in their own folder, DATA_DIR/web/users/<user key>/:
 DATA_DIR/web is the folder Gradio keeps its files in (GRADIO_TEMP_DIR, set by `prepare`), so Gradio serves
 these files where they are instead of copying them into a cache every visitor shares; `webauth` serves a
 file URL only to the person whose folder holds the file. Nothing here lasts: an upload copy goes once it is
-ingested (one never ingested, UPLOAD_KEEP_MINUTES after it came, by a sweep on a timer), a tab's pages and
-report go when the tab closes (a new report replaces the last one), and the whole of DATA_DIR/web is emptied
-when the app starts.
+ingested, a tab's pages and report go when the tab closes (a new report replaces the last one), and the
+whole of DATA_DIR/web is emptied when the app starts.
 """
 from __future__ import annotations
 
@@ -19,7 +18,6 @@ import logging
 import os
 import re
 import shutil
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -31,7 +29,7 @@ log = logging.getLogger(__name__)
 
 SERVED_FOLDER = "web"
 PAGES_KEPT = 12                 # per tab: enough to go back and forth between the sources of an answer
-SWEEP_EVERY_S = 300             # at most; a short UPLOAD_KEEP_MINUTES is swept more often
+STALE_UPLOAD_SECONDS = 3600     # an upload no event ever ingested (a closed tab, a bare API call)
 
 
 class AccessDenied(AssistantError):
@@ -100,7 +98,7 @@ def claim_upload(settings: Settings, user_id: str, landed: str) -> str:
     if source.parent.parent != served_root(settings) or not source.is_file():
         raise AccessDenied("The upload could not be stored; please upload the file again.", key="err_upload_not_stored")
     uploads = user_folder(settings, user_id) / "uploads"
-    _remove_stale(uploads, settings.upload_keep_minutes * 60)
+    _remove_stale(uploads)
     target = uploads / source.parent.name / source.name
     target.parent.mkdir(parents=True, exist_ok=True)
     os.replace(source, target)
@@ -127,46 +125,16 @@ def discard_upload(settings: Settings, user_id: str, path: str | Path) -> None:
     _remove_if_empty(copy.parent)
 
 
-def remove_stale_uploads(settings: Settings) -> int:
-    """Remove every person's upload copies that no event ingested within UPLOAD_KEEP_MINUTES (a closed tab, a
-    bare API upload, an attacker filling the disk); how many upload folders went."""
-    keep_s = settings.upload_keep_minutes * 60
-    return sum(_remove_stale(uploads, keep_s) for uploads in (served_root(settings) / "users").glob("*/uploads"))
-
-
-def sweep_stale_uploads(settings: Settings, stop: threading.Event | None = None) -> threading.Thread:
-    """Start a daemon thread that runs `remove_stale_uploads` every few minutes (more often for a short
-    UPLOAD_KEEP_MINUTES) until `stop` is set. Uploads are otherwise removed only once ingested."""
-    every_s = max(1.0, min(SWEEP_EVERY_S, settings.upload_keep_minutes * 60 / 4))
-    stop = stop or threading.Event()
-
-    def sweep():
-        while not stop.wait(every_s):
-            try:
-                if removed := remove_stale_uploads(settings):
-                    log.info("removed %d upload(s) never ingested within %s minutes", removed,
-                             settings.upload_keep_minutes)
-            except Exception:  # noqa: BLE001 - a failed sweep must not end the timer; the next one tries again
-                log.warning("the sweep of stale uploads failed", exc_info=True)
-
-    thread = threading.Thread(target=sweep, name="stale-upload-sweep", daemon=True)
-    thread.start()
-    return thread
-
-
-def _remove_stale(uploads: Path, keep_s: float) -> int:
-    """Remove the upload folders (one per upload, dated by its arrival) older than `keep_s`; how many."""
+def _remove_stale(uploads: Path) -> None:
     if not uploads.is_dir():
-        return 0
-    cutoff, removed = time.time() - keep_s, 0
+        return
+    cutoff = time.time() - STALE_UPLOAD_SECONDS
     for folder in uploads.iterdir():
         try:
             if folder.stat().st_mtime < cutoff:
                 shutil.rmtree(folder, ignore_errors=True)
-                removed += 1
-        except OSError:   # gone meanwhile (ingested, or another sweep)
+        except OSError:
             continue
-    return removed
 
 
 def _remove_if_empty(folder: Path) -> None:

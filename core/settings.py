@@ -79,7 +79,6 @@ _RULES = [
     ("embedding_threads", lambda v, s: v >= 0, "0 (automatic) or more"),
     ("ocr_max_pages", lambda v, s: v >= 0, "0 or more"),
     ("max_upload_mb", lambda v, s: v >= 1, "at least 1"),
-    ("upload_keep_minutes", lambda v, s: v > 0, "more than 0 minutes"),
     ("app_port", lambda v, s: 1 <= v <= 65535, "a port from 1 to 65535"),
 ]
 
@@ -186,9 +185,6 @@ class Settings(BaseSettings):
                           "closest passages are shown as related; chosen on the dev sets (docs/EVALUATION.md).")
     max_upload_mb: int = Field(200, description="Largest upload, per file and per request; a bigger one is "
                                                 "refused before it is stored.")
-    upload_keep_minutes: float = Field(
-        60, description="An uploaded file no one ingested (a closed tab, a bare API upload) is removed this long "
-                        "after it came.")
 
     # --- memory ----------------------------------------------------------------------------------
     working_memory_capacity: int = 50

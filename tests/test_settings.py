@@ -44,8 +44,6 @@ def test_settings_come_from_the_environment(monkeypatch, tmp_path):
     ("NEO4J_URI", "bolt://", "NEO4J_URI='bolt://' must be empty"),
     ("WORKING_MEMORY_CAPACITY", "0", "WORKING_MEMORY_CAPACITY=0 must be at least 1"),
     ("WORKING_MEMORY_TTL_MINUTES", "0", "WORKING_MEMORY_TTL_MINUTES=0 must be more than 0 minutes"),
-    ("UPLOAD_KEEP_MINUTES", "0", "UPLOAD_KEEP_MINUTES=0.0 must be more than 0 minutes"),
-    ("UPLOAD_KEEP_MINUTES", "nan", "UPLOAD_KEEP_MINUTES=nan must be more than 0 minutes"),
     ("LLM_TEMPERATURE", "-3", "LLM_TEMPERATURE=-3.0 must be from 0 to 2"),
     ("LLM_TEMPERATURE", "2.5", "LLM_TEMPERATURE=2.5 must be from 0 to 2"),
     ("LLM_TEMPERATURE", "nan", "LLM_TEMPERATURE=nan must be from 0 to 2"),

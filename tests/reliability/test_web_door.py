@@ -159,31 +159,6 @@ def test_an_upload_under_the_limit_is_stored_for_its_uploader(reliability, app, 
                        "200: stored, in alice's own uploads folder")
 
 
-def test_an_upload_no_one_ingests_is_removed_by_the_sweep(reliability, tmp_path):
-    """A bare API upload (no event ever ingests it) is kept UPLOAD_KEEP_MINUTES, then the timer removes it:
-    its own app (no login), the keep cut to 3 seconds so the sweep runs every second."""
-    keep_s = 3.0
-    try:
-        with app_process(tmp_path, LLM_BACKEND="none", UPLOAD_KEEP_MINUTES=str(keep_s / 60)) as running:
-            response = httpx.post(running.url + "/gradio_api/upload", files={"files": ("left.md", b"# left behind\n")},
-                                  timeout=60)
-            assert response.status_code == 200, response.text
-            path = Path(response.json()[0])
-            arrived = time.monotonic()
-            assert path.is_file() and "/users/local-" in str(path)
-            while path.exists() and time.monotonic() - arrived < keep_s + 30:
-                time.sleep(0.2)
-            gone_after = time.monotonic() - arrived
-            answer = httpx.get(running.url + "/").status_code
-    except AppDidNotStart as exc:
-        pytest.fail(str(exc))
-    assert not path.exists() and not path.parent.exists(), path
-    assert keep_s - 0.5 <= gone_after <= keep_s + 5, gone_after      # not before its time, and soon after it
-    assert answer == 200
-    reliability.record("Limits", f"an upload no event ingests (UPLOAD_KEEP_MINUTES={keep_s / 60:g}, i.e. {keep_s:g} s)",
-                       f"removed with its folder by the timer {gone_after:.1f} s after it came; the app serves on")
-
-
 # -- the Content-Security-Policy -----------------------------------------------------------------------------
 
 def policy_of(response: httpx.Response) -> dict[str, list[str]]:
