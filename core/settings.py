@@ -5,8 +5,15 @@ Everything the app writes goes under `data_dir`, never the working directory at 
 """
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
+
+# Model hubs are unreachable for many users (and on CI): no library may try to download a model. Set here,
+# the first module every program imports, because huggingface_hub reads these once, when it is imported
+# (Gradio imports it); a value already in the environment is kept.
+for _name, _value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("HF_HUB_DISABLE_PROGRESS_BARS", "1")):
+    os.environ.setdefault(_name, _value)
 
 from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -180,7 +187,8 @@ class Settings(BaseSettings):
     answer_min_support: float = Field(
         0.40, description="Evidence strength (0-1) below which the answer is 'not in your documents' and the "
                           "closest passages are shown as related; chosen on the dev sets (docs/EVALUATION.md).")
-    max_upload_mb: int = 200
+    max_upload_mb: int = Field(200, description="Largest upload, per file and per request; a bigger one is "
+                                                "refused before it is stored.")
     # conversion runs in a worker process (rag/convert_worker.py) that these budgets stop
     convert_timeout_s: float = Field(
         300.0, description="Seconds a file's conversion may go on without progress: a Word, PowerPoint, Excel, HTML "
@@ -250,12 +258,93 @@ def get_settings() -> Settings:
                             "environment and start again.") from None
 
 
-def settings_or_exit() -> Settings:
-    """The settings for a program's start: an unusable one ends the program with its sentence (exit 1)."""
+def settings_or_exit(*, app: bool = True) -> Settings:
+    """The settings for a program's start: an unusable one ends the program with its sentence (exit 1).
+    Beyond the values themselves, what only the machine can say is checked too (`start_problems`)."""
     try:
-        return get_settings()
+        settings = get_settings()
+        problems = start_problems(settings, app=app)
+        if problems:
+            raise SettingsError(f"The settings cannot be used: {'; '.join(problems)}; fix them in .env or the "
+                                "environment and start again.")
+        return settings
     except SettingsError as exc:
         raise SystemExit(f"error: {exc}") from None
+
+
+def start_problems(settings: Settings, *, app: bool = True) -> list[str]:
+    """What stops these settings working on this machine, one phrase each: a DATA_DIR this user cannot
+    write, a model setting naming a model that is not here (nothing is downloaded), and for the app
+    (`app`) a malformed APP_USERS. A packaged local model that is known but not installed is no problem:
+    the answers quote the documents, and the app says so."""
+    problems = []
+    if (unwritable := data_dir_problem(settings.data_dir)) is not None:
+        problems.append(unwritable)
+    problems += model_problems(settings)
+    if app:
+        try:
+            app_logins(settings.app_users)
+        except SettingsError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def data_dir_problem(folder: Path) -> str | None:
+    """Why this user cannot create and write files in `folder` (None: they can)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-check-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        return f"DATA_DIR={_shown(folder)} cannot be written by this user ({why.lower()})"
+    return None
+
+
+def model_problems(settings: Settings) -> list[str]:
+    """The model settings that name a model this machine does not have (the app never downloads one)."""
+    from core import embeddings, local_model
+    problems = []
+    if not settings.embedding_base_url:                     # an endpoint's model is the endpoint's business
+        problems.append(embeddings.unavailable_reason(settings.embedding_model))
+    multilingual = (settings.multilingual_embedding_model or "").strip()
+    if multilingual and multilingual.lower() != "none":
+        problems.append(embeddings.unavailable_reason(multilingual, "MULTILINGUAL_EMBEDDING_MODEL"))
+    if settings.reranker_model:
+        problems.append(embeddings.unavailable_reason(settings.reranker_model, "RERANKER_MODEL", known=False))
+    packaged = ", ".join(local_model.MODELS)
+    if settings.llm_model_path:
+        if not Path(settings.llm_model_path).expanduser().is_file():
+            problems.append(f"LLM_MODEL_PATH={_shown(settings.llm_model_path)} is not a file (a GGUF model)")
+    elif settings.llm_local_model.strip().lower() not in local_model.MODELS:
+        problems.append(f"LLM_LOCAL_MODEL={settings.llm_local_model!r} is not a packaged model ({packaged})")
+    judge = settings.support_judge.strip().lower()
+    if judge not in ("auto", "none", *local_model.MODELS):
+        problems.append(f"SUPPORT_JUDGE={settings.support_judge!r} must be auto, none or a packaged model ({packaged})")
+    return [p for p in problems if p]
+
+
+def app_logins(spec: str | None) -> list[tuple[str, str]]:
+    """APP_USERS 'alice:pw1,bob:pw2' -> [("alice", "pw1"), ("bob", "pw2")]; empty -> [] (no login).
+    SettingsError for an entry that is not name:password, and for a name given twice (upper and lower
+    case alike: logins are limited per name regardless of case). No password is ever repeated."""
+    users: list[tuple[str, str]] = []
+    seen: dict[str, str] = {}
+    for part in (spec or "").split(","):
+        if not part.strip():
+            continue
+        name, sep, password = part.partition(":")
+        name = name.strip()
+        if not sep or not name or not password:
+            raise SettingsError(f"APP_USERS entry {name or '(empty)'!r} must look like name:password"
+                                if sep else "APP_USERS entries must look like name:password")
+        if name.lower() in seen:
+            same = f"'{name}' twice" if seen[name.lower()] == name else f"'{seen[name.lower()]}' and '{name}'"
+            raise SettingsError(f"APP_USERS names {same}; give each person one name:password entry")
+        seen[name.lower()] = name
+        users.append((name, password))
+    return users
 
 
 def describe_invalid(exc: ValidationError) -> str:

@@ -71,9 +71,14 @@ def app_process(work: Path, *, start_timeout: float = 120, stop_timeout: float =
             time.sleep(0.5)
         yield AppProcess(url, proc, log_path, work / "data")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=stop_timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, stop_timeout)
+
+
+def stop(proc: subprocess.Popen, timeout: float = 15) -> None:
+    """End a process this test started: terminate, and kill it if it has not ended within `timeout`."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

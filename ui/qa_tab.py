@@ -207,8 +207,9 @@ def ask(qa: QA, question, history, shown_before, cite_map, mqe, hyde, session, r
     history, cite_map = list(history or []), dict(cite_map or {})
     session = session or uuid.uuid4().hex[:12]
     if not question:
-        gr.Warning(t(request, "msg_empty_question"))
-        yield {}
+        message = t(request, "msg_empty_question")
+        gr.Warning(message)
+        yield {qa.answer_notice: message}     # not {}: Gradio takes an empty dict for too few outputs
         return
     turn = max(cite_map, default=-1) + 1          # this answer's number in the conversation
     shown = list(shown_before or []) + [{"role": "user", "content": chat_markdown(question)},

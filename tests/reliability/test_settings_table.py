@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.app_process import free_port, stop
+
 SECTION = "Settings"
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = {"app.py": [str(ROOT / "app.py")], "python -m rag list": ["-m", "rag", "list"]}
@@ -47,12 +49,6 @@ class Run:
     output: str
     seconds: float
     served: bool
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def answers(port: int) -> bool:
@@ -92,12 +88,7 @@ def run(program: str, name: str, value: str, work: Path) -> Run:
         time.sleep(0.1)
     seconds = time.perf_counter() - started
     if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         return Run(None, log.read_text(errors="replace"), seconds, served)
     return Run(proc.returncode, log.read_text(errors="replace"), seconds, served)
 
