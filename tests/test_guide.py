@@ -149,3 +149,19 @@ def test_candidates_define_compare_then_summarize_sections():
     assert compared_pair([("list", "A list is a sequence of values."), ("file", "A file is stored on a disk."),
                           ("tuple", "A tuple is a sequence of values that is immutable.")]) == ("list", "tuple")
     assert compared_pair([("list", "A list is a sequence of values.")]) is None
+
+
+def test_the_guide_shows_document_text_as_text_never_as_html():
+    from rag.types import Citation
+    from ui.guide_view import guide_html, question_samples
+    hostile = "<img src=x onerror=alert(1)>"
+    chapter = G.GuideChapter(f"Chapter 1 {hostile}", "1", 3, 5, [G.GuideSection(f"1.1 {hostile}", "1.1", 3, 4)],
+                             f"- **Values**: A value {hostile} is data. [1]",
+                             [Citation(n=1, doc_id="d", doc_name="book.pdf", chunk_id="c", page_start=3, page_end=3, score=1.0,
+                                       quote=f"A value {hostile} is data.")],
+                             [G.GuideTerm("value", f"A value {hostile} is data.", 3)], [f"What is {hostile}?"])
+    shown = guide_html(None, G.DocumentGuide("d", "book.pdf", hostile, "en", [chapter]))
+    assert "<img" not in shown and shown.count("&lt;img") == 7
+    assert "pp. 3-5" in shown and "[1] book.pdf · p. 3" in shown and "<strong>Values</strong>" in shown
+    assert question_samples(G.DocumentGuide("d", "b", "t", "en", [chapter])) == (
+        [[f"1 · What is {hostile}?"]], [f"What is {hostile}?"])
