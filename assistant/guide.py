@@ -111,10 +111,17 @@ def _chapter(rag, record, node: OutlineNode, zh: bool) -> GuideChapter:
     # the key terms are shown as a glossary of their own, not as the summary's last line
     answer = summary_answer("", dataclasses.replace(digest, terms=[]), record.name, record.title, zh=zh)
     head, _, body = answer.text.partition("\n\n")
-    terms = [GuideTerm(term, sentence.text, sentence.page) for term, sentence in digest.terms]
+    terms = [GuideTerm(term, _definition(term, sentence.text), sentence.page) for term, sentence in digest.terms]
     sections = [GuideSection(child.title, child.number, child.page_start, child.page_end) for child in node.children]
     return GuideChapter(node.title, node.number, node.page_start, node.page_end, sections, body or head,
                         answer.citations, terms)
+
+
+def _definition(term: str, sentence: str) -> str:
+    """The sentence that defines a term, without the term in front of it when a glossary wrote it so
+    ("tuple: An immutable sequence" -> "An immutable sequence"): the guide shows the term beside it."""
+    head = f"{term}:"
+    return sentence[len(head):].strip() if sentence.startswith(head) and sentence[len(head):].strip() else sentence
 
 
 def _section_refs(node: OutlineNode) -> list[SectionRef]:

@@ -66,8 +66,8 @@ def test_each_chapter_is_summarized_in_the_books_sentences_with_citations(books)
 def test_key_terms_are_defined_by_the_books_own_sentences(books):
     _, en, zh = books
     terms = {t.term: t.definition for t in chapter(en, "1").terms}
-    assert terms == {"variable": "variable: A name that refers to a value.",
-                     "assignment": "assignment: A statement that assigns a value to a variable."}   # its glossary
+    assert terms == {"variable": "A name that refers to a value.",
+                     "assignment": "A statement that assigns a value to a variable."}   # its glossary
     terms = {t.term: t.definition for t in chapter(en, "2").terms}
     assert terms["tuple"] == "A tuple is a sequence of values that is immutable."
     terms = {t.term: t.definition for t in chapter(zh, "2").terms}
