@@ -116,11 +116,11 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
                 if auth_enabled:
                     gr.Button(_("logout"), link="/logout", size="sm", elem_id="logout")
 
-        with gr.Tabs(elem_id="tabs"):
+        with gr.Tabs(elem_id="tabs") as tabs:
             with gr.Tab(_("tab_documents"), id="documents", elem_id="tab-documents") as tab:
                 documents = documents_tab.build(ctx, tab, session)
             with gr.Tab(_("tab_qa"), id="qa", elem_id="tab-qa") as tab:
-                qa_tab.build(ctx, tab, session)
+                question_box = qa_tab.build(ctx, tab, session)
             with gr.Tab(_("tab_notes"), id="notes", elem_id="tab-notes") as tab:
                 notes_tab.build(ctx, tab, session)
             with gr.Tab(_("tab_recall"), id="recall", elem_id="tab-recall") as tab:
@@ -130,6 +130,9 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
             with gr.Tab(_("tab_reports"), id="reports", elem_id="tab-reports") as tab:
                 reports_tab.build(ctx, tab)
 
+        # a suggested question of a document's guide, clicked: into the Q&A tab's question box
+        documents.guide_questions.click(documents_tab.suggested_question, [documents.guide_questions,
+                                                                            documents.guide_asked], [question_box, tabs])
         demo.load(bind(on_load, ctx), None, [who, documents.table, documents.select, session, review.tab])
         demo.unload(bind(forget_tab, ctx))
 

@@ -196,6 +196,18 @@ class PDFLearningAssistant:
         """The short heading of the section each citation of a document without pages quotes ("" else)."""
         return cited_headings(self.rag.store, self.user_id, citations)
 
+    # == a document's guide (assistant.guide) =======================================================
+    def document_guide(self, doc_id: str):
+        """The document's study guide: outline, each chapter's cited summary and key terms, and the questions
+        the book answers (checked once, then kept)."""
+        from assistant.guide import document_guide
+        return document_guide(self.rag, doc_id)
+
+    def document_guide_stages(self, doc_id: str):
+        """The guide at once, then again as each chapter's questions are checked (assistant.guide.guide_stages)."""
+        from assistant.guide import guide_stages
+        return guide_stages(self.rag, doc_id)
+
     # == questions ================================================================================
     def ask(self, question: str, history: list[dict] | None = None, use_advanced_search: bool = False, *,
             mqe: bool | None = None, hyde: bool | None = None,

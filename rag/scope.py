@@ -147,6 +147,12 @@ def topic_match(topic: str, node: OutlineNode) -> float:
 TOPIC_MIN_MATCH = 0.5
 
 
+def _named_share(topic: str, node: OutlineNode) -> float:
+    """How much of a heading's text the topic phrase names: `topic_match` read the other way."""
+    title = heading_text(node.title)
+    return topic_match(title, OutlineNode(topic, (topic,), 0, 0))
+
+
 def resolve_scope(request: ScopeRequest, outlines: dict[str, Outline], names: dict[str, str], *,
                   question: str = "", named_docs: list[str] | None = None,
                   languages: dict[str, str] | None = None) -> Scope | None:
@@ -169,10 +175,12 @@ def resolve_scope(request: ScopeRequest, outlines: dict[str, Outline], names: di
                 node = None      # "第9章聚类" of a book whose chapter 9 is about word play: not that chapter
         elif request.unit in ("chapter", "section") and request.topic:
             pool = outline.chapters() if request.unit == "chapter" else outline.nodes()
-            scored = sorted(((topic_match(request.topic, n), -n.level, n) for n in pool), key=lambda t: t[:2],
-                            reverse=True)
+            # ties go to the heading the topic names most of ("the section on tuples": "Tuples", not the chapter
+            # "Lists and tuples"), then to the higher level
+            scored = sorted(((topic_match(request.topic, n), _named_share(request.topic, n), -n.level, n)
+                             for n in pool), key=lambda t: t[:3], reverse=True)
             if scored and scored[0][0] >= TOPIC_MIN_MATCH:
-                node = scored[0][2]
+                node = scored[0][3]
         elif request.unit == "pages":
             pages = request.pages
         whole = request.whole_document and not request.unit and (doc_id in (named_docs or []) or len(outlines) == 1)

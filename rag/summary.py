@@ -30,6 +30,13 @@ SENTENCES_PER_LEAF = 3       # a scope with no sections of its own
 MAX_KEY_TERMS = 10
 _SKIPPED_SECTION = re.compile(r"^(exercises?|problems|习题|练习|思考题|glossary|术语表?|vocabulary|key terms|"
                               r"references|bibliography|参考文献|further reading)\b", re.IGNORECASE)
+
+
+def skipped_section(title: str) -> bool:
+    """A section a summary leaves out (its exercises, glossary, references): what it says is not taught there."""
+    return bool(_SKIPPED_SECTION.match(heading_text(title)))
+
+
 _GLOSSARY_SECTION = re.compile(r"^(glossary|术语表?|vocabulary|key terms)\b", re.IGNORECASE)
 
 
@@ -75,7 +82,7 @@ def digest_node(node: OutlineNode, outline: Outline) -> Digest:
     parts = _parts(node)
     sections = []
     for part in parts:
-        if _SKIPPED_SECTION.match(heading_text(part.title)):
+        if skipped_section(part.title):
             continue
         mine = [c for c in inside if tuple(c.heading_path[:part.level]) == part.path]
         limit = SENTENCES_PER_LEAF if part is node else SENTENCES_PER_SECTION
@@ -106,7 +113,7 @@ def digest_chunks(title: str, chunks: list[Chunk]) -> Digest:
     sections = []
     for path, mine in groups.items():
         heading = path[-1] if path else title
-        if _SKIPPED_SECTION.match(heading_text(heading)):
+        if skipped_section(heading):
             continue
         limit = SENTENCES_PER_LEAF if len(groups) == 1 else SENTENCES_PER_SECTION
         pages = [c.page_start for c in mine if c.page_start is not None]

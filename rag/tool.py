@@ -4,6 +4,7 @@ Typed methods do the work; `execute(action, **kwargs)` is the thin dispatcher ag
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import json
@@ -371,6 +372,17 @@ class RAGTool:
                 "chunks": self.store.count_chunks(self.user_id), "vectors": self.dense.count(),
                 "embedding_model": ", ".join(self.dense.model_ids()), "llm": self.llm.model if self.llm else None,
                 "retrieval_mode": self.settings.retrieval_mode, "reranker": self.settings.reranker_model}
+
+    def without_model(self) -> "RAGTool":
+        """This tool answering as it does with no model (extractive answers, no query expansion): what every
+        learner can be answered, whichever model is set. Shares the stores; `self` when there is no model."""
+        if self.llm is None:
+            return self
+        twin = copy.copy(self)
+        twin.llm, twin._judge = None, [None]
+        twin.retriever = copy.copy(self.retriever)
+        twin.retriever.llm = None
+        return twin
 
     @property
     def judge(self):

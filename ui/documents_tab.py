@@ -1,5 +1,5 @@
 """The Documents tab: upload files (with each file's progress, and a Stop button), list the library, delete a
-document."""
+document, open a document's study guide (ui.guide_view)."""
 from __future__ import annotations
 
 import threading
@@ -15,6 +15,7 @@ from assistant.views import progress_table
 from core.errors import AssistantError
 from rag.convert_worker import stop_on
 from ui.common import Context, _, as_text, bind, cols, failure, said, t, when
+from ui.guide_view import guide_html, question_samples
 
 UPLOAD_STAGES = ("pages", "ocr", "embed", "figures", "figure-images")   # ingest stages the upload table reports (static/i18n.json msg_stage_*)
 UPLOAD_TYPES = [".pdf", ".md", ".markdown", ".txt", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".csv", ".json"]
@@ -26,9 +27,12 @@ _running_lock = threading.Lock()
 
 
 class DocumentsTab(NamedTuple):
-    """What the page load fills (app.py): the library table and the document picker."""
+    """What the page load fills (app.py): the library table and the document picker; and what app.py wires to
+    the Q&A tab: the guide's suggested questions (clicked: `suggested_question`) and the questions they stand for."""
     table: gr.Dataframe
     select: gr.Dropdown
+    guide_questions: gr.Dataset
+    guide_asked: gr.State
 
 
 def build(ctx: Context, tab: gr.Tab, session: gr.State) -> DocumentsTab:
@@ -41,6 +45,13 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> DocumentsTab:
         doc_select = gr.Dropdown(label=_("document"), choices=[], elem_id="doc-select", scale=3)
         doc_delete = gr.Button(_("delete"), variant="stop", elem_id="doc-delete", scale=1)
         doc_refresh = gr.Button(_("refresh"), elem_id="doc-refresh", scale=1)
+        guide_open = gr.Button(_("guide_open"), variant="primary", elem_id="guide-open", scale=1)
+    guide_status = gr.Markdown(elem_id="guide-status")
+    # Clicked, a question goes to the Q&A tab's question box (app.py). Shown as text: a Textbox sample.
+    guide_questions = gr.Dataset(label=_("guide_questions"), components=[gr.Textbox(visible=False)], samples=[],
+                                 type="index", samples_per_page=40, visible=False, elem_id="guide-questions")
+    guide_asked = gr.State([])
+    guide_view = gr.HTML(elem_id="guide-view")
 
     upload_stop = gr.Button(_("upload_stop"), variant="stop", size="sm", elem_id="upload-stop", visible=False)
     files.upload(bind(upload, ctx), [files, session],
@@ -50,7 +61,9 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> DocumentsTab:
     refresh = bind(refresh_documents, ctx)
     doc_refresh.click(refresh, None, [doc_table, doc_select])
     tab.select(refresh, None, [doc_table, doc_select])
-    return DocumentsTab(doc_table, doc_select)
+    guide_open.click(bind(open_guide, ctx), [doc_select], [guide_status, guide_view, guide_questions, guide_asked],
+                     concurrency_limit=2)
+    return DocumentsTab(doc_table, doc_select, guide_questions, guide_asked)
 
 
 def extent(request, pages: int, sections: int | None) -> str:
@@ -251,3 +264,28 @@ def refresh_documents(ctx: Context, request: gr.Request):
     except Exception as exc:  # noqa: BLE001
         gr.Warning(failure(request, exc))
         return gr.update(), gr.update()
+
+
+def open_guide(ctx: Context, doc_id, request: gr.Request):
+    """The picked document's guide at once, then again as each chapter's suggested questions are checked
+    (only on the first open: the checked questions are kept)."""
+    if not doc_id:
+        gr.Warning(t(request, "msg_pick_document"))
+        yield t(request, "msg_pick_document"), gr.update(), gr.update(), gr.update()
+        return
+    try:
+        a = ctx.assistant_for(request)
+        for guide in a.document_guide_stages(doc_id):
+            done = sum(1 for c in guide.chapters if c.questions is not None)
+            status = "" if guide.checked else t(request, "guide_checking", done=done, total=len(guide.chapters))
+            shown, asked = question_samples(guide)
+            yield status, guide_html(request, guide), gr.Dataset(samples=shown, visible=bool(shown)), asked
+    except Exception as exc:  # noqa: BLE001
+        yield failure(request, exc), gr.update(), gr.update(), gr.update()
+
+
+def suggested_question(index, asked):
+    """A clicked suggested question: into the Q&A tab's question box, and that tab shown (app.py wires it)."""
+    if index is None or not asked or not 0 <= index < len(asked):
+        return gr.update(), gr.update()
+    return asked[index], gr.Tabs(selected="qa")

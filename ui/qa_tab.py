@@ -65,7 +65,8 @@ class QA:
     conversations: gr.Dropdown
 
 
-def build(ctx: Context, tab: gr.Tab, session: gr.State) -> None:
+def build(ctx: Context, tab: gr.Tab, session: gr.State) -> gr.Textbox:
+    """The tab's components and events; returns its question box (the Documents tab's guide fills it)."""
     llm_on = ctx.llm_on
     history_state = gr.State([])     # this tab's conversation, plain {"role", "content": str}: for follow-ups
     shown_chat = gr.State([])        # the same conversation as the chat shows it (Markdown, [n] links)
@@ -142,6 +143,7 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> None:
     conversations.input(bind(show_conversation, qa), [conversations],
                         [chatbot, shown_chat, history_state, cite_map_state, session, sources, page_view,
                          section_view, passage_view, page_status, answer_notice, searched, memory_used, citations])
+    return question_box
 
 
 def answered_by(request, result: AskResult) -> str:

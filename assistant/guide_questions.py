@@ -1,0 +1,92 @@
+"""The questions a document's guide suggests for a chapter: ones the book answers, in the book's language.
+
+They are made from what the guide already found in the chapter — its key terms ("What is a tuple?"), two
+terms it defines side by side ("What is the difference between list and tuple?"), its sections ("Summarize
+section 2.1") — with the phrasings below. The phrasings are data: a language is a row of `PHRASINGS`, and
+each phrasing is one the answer path reads the way it is meant (rag.plan: a definition, a comparison, a
+section's summary). Candidates are only proposals: assistant.guide asks each one and keeps those answered.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+
+# kind -> template. "define": {term}; "compare": {a}, {b}; "section": {number} (a numbered section);
+# "section_named": {name} (a section without a number, found by its title: rag.scope's "the section on …").
+PHRASINGS: dict[str, dict[str, str]] = {
+    "en": {
+        "define": "What is {term}?",
+        "compare": "What is the difference between {a} and {b}?",
+        "section": "Summarize section {number}",
+        "section_named": "What does the section on {name} say?",
+    },
+    "zh": {
+        "define": "什么是{term}？",
+        "compare": "{a}和{b}有什么区别？",
+        "section": "总结第{number}节",
+        "section_named": "关于{name}的那一节讲了什么？",
+    },
+}
+# Cached checks are kept under this: a changed phrasing table checks its questions again.
+PHRASINGS_VERSION = hashlib.sha1(json.dumps(PHRASINGS, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:8]
+
+MAX_DEFINITIONS = 2        # "What is X?" questions per chapter, its first (best) key terms
+MAX_CANDIDATES = 7         # proposed per chapter; the guide keeps at most MAX_SUGGESTED of those answered
+MAX_SUGGESTED = 5
+
+
+@dataclass(frozen=True)
+class SectionRef:
+    """A section of a chapter, as a question can name it."""
+    number: str | None          # "2.1" as the heading states it
+    name: str                   # its heading without the number
+
+
+def phrasings(language: str) -> dict[str, str]:
+    return PHRASINGS["zh" if language == "zh" else "en"]
+
+
+def english_term(term: str) -> str:
+    """A term as the object of "What is …?": "a tuple", "an assignment", "tuples" stays plural, a name that
+    starts with a capital (a proper name, "Python") or holds several words stays bare."""
+    if not term or term[0].isupper() or " " in term or not re.fullmatch(r"[a-z][\w\-]*", term):
+        return term
+    if term.endswith("s") and not term.endswith("ss"):
+        return term
+    return ("an " if term[0] in "aeiou" else "a ") + term
+
+
+def compared_pair(definitions: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """Two key terms worth setting side by side, from (term, the sentence defining it): the pair whose
+    definitions share the most words besides the terms ("list" and "tuple": both "a sequence of values");
+    None when no two definitions share a word."""
+    from rag.evidence import terms_of
+    words = [(term, set(terms_of(sentence)) - set(terms_of(term))) for term, sentence in definitions]
+    best, pair = 0.0, None
+    for i, (a, wa) in enumerate(words):
+        for b, wb in words[i + 1:]:
+            shared = len(wa & wb) / (len(wa | wb) or 1)
+            if shared > best:
+                best, pair = shared, (a, b)
+    return pair
+
+
+def candidate_questions(language: str, terms: list[str], sections: list[SectionRef],
+                        pair: tuple[str, str] | None = None) -> list[str]:
+    """The questions to try for a chapter, best first: its first key terms defined, a pair of them compared,
+    then its sections summarized; each question once."""
+    table = phrasings(language)
+    zh = language == "zh"
+    out: list[str] = []
+    for term in terms[:MAX_DEFINITIONS]:
+        out.append(table["define"].format(term=term if zh else english_term(term)))
+    if pair:
+        out.append(table["compare"].format(a=pair[0], b=pair[1]))
+    for section in sections:
+        if section.number and "." in section.number:
+            out.append(table["section"].format(number=section.number))
+        elif section.name:
+            out.append(table["section_named"].format(name=section.name))
+    return list(dict.fromkeys(out))[:MAX_CANDIDATES]

@@ -1,0 +1,71 @@
+"""A document's study guide in Debian's Chromium against the real app with no model: the learner picks a book in
+the Documents tab, opens its guide (outline, cited chapter summaries, key terms, suggested questions), clicks a
+suggested question and asks it in Q&A — an English and a Chinese textbook. Screenshots 30-33 go to test-artefacts/.
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import open_local, open_tab, upload
+from tests.browser.test_answers_browser import ask
+from tests.test_shapes import BOOK, BOOK_ZH
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def library(browser, extractive_app, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("guide")
+    books = {folder / "guide-python.md": BOOK, folder / "guide-ml.md": BOOK_ZH}
+    for path, text in books.items():
+        path.write_text(text + "\nA <b>bold</b> claim is shown as text, not as HTML.\n",
+                        encoding="utf-8")
+    context, page = open_local(browser, extractive_app)
+    upload(page, *books)
+    yield page
+    context.close()
+
+
+def open_guide(page, name: str, title: str) -> None:
+    """Pick the document named so, open its guide and wait until it is that document's (`title`: the guide
+    shown before stays until the new one comes) and its questions are checked."""
+    page.click("#doc-select input")
+    page.click(f"ul[role=listbox] li:has-text('{name}')")
+    page.click("#guide-open")
+    page.wait_for_function("t => document.querySelector('#guide-view .guide-title')?.innerText === t && "
+                           "!document.querySelector('#guide-view .guide-pending')", arg=title, timeout=300_000)
+    page.wait_for_selector("#guide-questions button, #guide-questions td, #guide-questions .gallery-item")
+
+
+def guide_then_question(page, name: str, title: str, question: str, shots: tuple[str, str], artefacts) -> tuple[str, str]:
+    """Open the guide of the document named so (its second chapter unfolded), click one of its suggested
+    questions and ask it in Q&A: (the guide's text, the answer)."""
+    open_tab(page, "Documents")
+    open_guide(page, name, title)
+    assert page.locator("#guide-view b").count() == 0       # document text is never HTML
+    page.click("#guide-view details.guide-chapter >> nth=1 >> summary")
+    text = page.inner_text("#guide-view")                    # the first two chapters unfolded
+    page.screenshot(path=str(artefacts / shots[0]), full_page=True)
+    page.click(f"#guide-questions >> text={question}")
+    page.wait_for_selector("button[role=tab][aria-selected=true]:has-text('Q&A')")
+    page.wait_for_function("q => document.querySelector('#question textarea').value === q", arg=question)
+    answer = ask(page, question)
+    page.screenshot(path=str(artefacts / shots[1]), full_page=True)
+    return text, answer
+
+
+def test_the_guide_of_an_english_book_and_a_suggested_question(library, artefacts):
+    text, answer = guide_then_question(library, "guide-python.md", "Learning Python", "What is a tuple?",
+                                       ("30-guide-en.png", "31-guide-question-en.png"), artefacts)
+    assert "Chapter 1 Values and variables" in text and "Chapter 2 Lists and tuples" in text
+    assert "2.2 Tuples" in text and "A variable is a name that refers to a value." in text
+    assert "guide-python.md" in text                        # the summary's sources
+    assert "A tuple is a sequence of values that is immutable." in answer and "not in your documents" not in answer
+
+
+def test_the_guide_of_a_chinese_book_and_a_suggested_question(library, artefacts):
+    text, answer = guide_then_question(library, "guide-ml.md", "机器学习笔记", "过拟合和欠拟合有什么区别？",
+                                       ("32-guide-zh.png", "33-guide-question-zh.png"), artefacts)
+    assert "第 2 章 模型评估" in text and "2.1 经验误差与过拟合" in text
+    assert "过拟合是指学习器" in text and "什么是过拟合？" in text
+    assert "欠拟合" in answer and "not in your documents" not in answer

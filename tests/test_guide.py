@@ -1,0 +1,167 @@
+"""A document's study guide (assistant.guide) through the facade, with the real stores and embedders and no model.
+
+The small English and Chinese textbooks of tests/test_shapes.py are loaded as Markdown files; each guide must
+show the book's outline, a cited summary and the key terms of each chapter, and suggested questions in the
+book's language that the Q&A answers (not refused) when asked.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from assistant import guide as G
+from assistant.guide_questions import PHRASINGS, SectionRef, candidate_questions, compared_pair, english_term
+from core.text import CJK_CHAR
+from tests.test_shapes import BOOK, BOOK_ZH
+
+
+@pytest.fixture(scope="module")
+def books(tmp_path_factory):
+    from assistant.facade import PDFLearningAssistant
+    from core.settings import Settings
+    folder = tmp_path_factory.mktemp("guide")
+    settings = Settings(_env_file=None, data_dir=folder / "data", llm_backend="none")
+    a = PDFLearningAssistant("learner", settings)
+    (folder / "learning-python.md").write_text(BOOK, encoding="utf-8")
+    (folder / "ml-notes.md").write_text(BOOK_ZH, encoding="utf-8")
+    en = a.load_document(folder / "learning-python.md").doc_id
+    zh = a.load_document(folder / "ml-notes.md").doc_id
+    return a, a.document_guide(en), a.document_guide(zh)
+
+
+def chapter(guide, number: str):
+    return next(c for c in guide.chapters if c.number == number)
+
+
+def test_the_outline_is_the_books_chapters_and_their_sections(books):
+    _, en, zh = books
+    assert en.language == "en" and zh.language == "zh"
+    assert [c.title for c in en.chapters] == ["Chapter 1 Values and variables", "Chapter 2 Lists and tuples",
+                                              "Chapter 3 Files"]
+    assert [s.title for s in chapter(en, "2").sections] == ["2.1 Lists", "2.2 Tuples", "2.3 Recursion"]
+    assert [s.number for s in chapter(en, "1").sections] == ["1.1", "1.2", "1.3"]
+    assert [c.title for c in zh.chapters] == ["第 1 章 绪论", "第 2 章 模型评估"]
+    assert [s.title for s in chapter(zh, "2").sections] == ["2.1 经验误差与过拟合", "2.2 评估方法"]
+
+
+def test_each_chapter_is_summarized_in_the_books_sentences_with_citations(books):
+    _, en, zh = books
+    for guide, book in ((en, BOOK), (zh, BOOK_ZH)):
+        for c in guide.chapters:
+            marks = {int(n) for n in re.findall(r"\[(\d+)\]", c.summary)}
+            assert marks and marks == {x.n for x in c.citations}, c.title
+            assert all(x.doc_name.endswith(".md") and x.quote for x in c.citations)
+            # every line is a section of the chapter with the book's own sentence
+            for line in c.summary.splitlines():
+                said = re.sub(r"^- \*\*[^*]+\*\*(?: \([^)]*\)|（[^）]*）)?[:：]\s*", "", line)
+                sentences = [s.strip() for s in re.split(r"\[\d+\]", said) if s.strip()]
+                assert sentences and all(s in book for s in sentences), line
+    ch1 = chapter(en, "1").summary
+    assert "**Values**" in ch1 and "A variable is a name that refers to a value." in ch1
+    assert "Glossary" not in ch1 and "Key terms" not in ch1     # the terms are the guide's glossary
+    assert "**评估方法**" in chapter(zh, "2").summary
+
+
+def test_key_terms_are_defined_by_the_books_own_sentences(books):
+    _, en, zh = books
+    terms = {t.term: t.definition for t in chapter(en, "1").terms}
+    assert terms == {"variable": "A name that refers to a value.",
+                     "assignment": "A statement that assigns a value to a variable."}   # its glossary
+    terms = {t.term: t.definition for t in chapter(en, "2").terms}
+    assert terms["tuple"] == "A tuple is a sequence of values that is immutable."
+    terms = {t.term: t.definition for t in chapter(zh, "2").terms}
+    assert terms["过拟合"].startswith("过拟合是指学习器") and terms["过拟合"] in BOOK_ZH
+
+
+def test_every_suggested_question_is_in_the_books_language_and_answered(books):
+    a, en, zh = books
+    for guide in (en, zh):
+        assert guide.checked
+        for c in guide.chapters:
+            assert 1 <= len(c.questions) <= 5, c.title
+            for question in c.questions:
+                assert bool(CJK_CHAR.search(question)) == (guide.language == "zh"), question
+                result = a.ask_once(question)
+                assert result.route == "documents" and not result.refused, (question, result.text)
+    assert chapter(en, "2").questions[:3] == ["What is a list?", "What is a tuple?",
+                                              "What is the difference between list and tuple?"]
+    assert "过拟合和欠拟合有什么区别？" in chapter(zh, "2").questions
+    assert "总结第2.2节" in chapter(zh, "2").questions
+    assert len(chapter(en, "1").questions) >= 3 and len(chapter(zh, "2").questions) >= 3
+
+
+def test_a_refused_question_is_not_suggested(books):
+    a, en, _ = books
+    ch = chapter(en, "2")
+    node = next(n for n in a.rag.document_outline(en.doc_id).outline.chapters() if n.number == "2")
+    made_up = G.GuideChapter(ch.title, ch.number, None, None, [], "", [],
+                             [G.GuideTerm("quaternion", "", None), G.GuideTerm("tuple", ch.terms[1].definition, None)])
+    kept = G._checked_questions(a.rag.without_model(), made_up, node, "en")
+    assert "What is a quaternion?" not in kept and "What is a tuple?" in kept
+
+
+def test_the_checked_questions_are_kept_and_not_asked_again(books, monkeypatch):
+    a, en, _ = books
+    asked = []
+    monkeypatch.setattr(type(a.rag), "ask", lambda self, q, **kw: asked.append(q))
+    again = a.document_guide(en.doc_id)
+    assert asked == [] and [c.questions for c in again.chapters] == [c.questions for c in en.chapters]
+    stages = list(a.document_guide_stages(en.doc_id))
+    assert len(stages) == 1 and stages[0].checked      # all of it at once: nothing left to check
+
+
+# -- the phrasings (data) ----------------------------------------------------------------------------------
+
+def test_every_language_has_every_phrasing():
+    kinds = set(PHRASINGS["en"])
+    assert all(set(table) == kinds for table in PHRASINGS.values())
+
+
+@pytest.mark.parametrize("language", sorted(PHRASINGS))
+def test_each_phrasing_is_read_as_it_is_meant(books, language):
+    """A definition is not a summary, a comparison has the two terms as its sides, a section is that section."""
+    a, en, zh = books
+    guide, (x, y), section = (zh, ("过拟合", "欠拟合"), "2.1") if language == "zh" else (en, ("list", "tuple"), "2.1")
+    table = PHRASINGS[language]
+    plan = a.rag.plan(table["define"].format(term=x))
+    assert plan.kind != "summarize" and plan.scope is None and plan.language == language
+    plan = a.rag.plan(table["compare"].format(a=x, b=y))
+    assert plan.kind == "compare" and plan.sides == (x, y)
+    plan = a.rag.plan(table["section"].format(number=section))
+    assert plan.summarizes and plan.scope.node.number == section and plan.scope.doc_id == guide.doc_id
+    name = chapter(guide, "2").sections[1].title.split(" ", 1)[1]       # "Tuples", "评估方法"
+    plan = a.rag.plan(table["section_named"].format(name=name))
+    assert plan.summarizes and plan.scope.node.title.endswith(name)
+
+
+def test_english_terms_take_an_article_where_one_is_needed():
+    assert [english_term(t) for t in ("tuple", "assignment", "tuples", "Python", "base case", "class")] == \
+        ["a tuple", "an assignment", "tuples", "Python", "base case", "a class"]
+
+
+def test_candidates_define_compare_then_summarize_sections():
+    sections = [SectionRef("2.1", "Lists"), SectionRef(None, "Tuples")]
+    assert candidate_questions("en", ["list", "tuple", "recursion"], sections, ("list", "tuple")) == [
+        "What is a list?", "What is a tuple?", "What is the difference between list and tuple?",
+        "Summarize section 2.1", "What does the section on Tuples say?"]
+    assert candidate_questions("zh", ["过拟合"], [SectionRef("1.2", "假设空间")]) == ["什么是过拟合？", "总结第1.2节"]
+    assert compared_pair([("list", "A list is a sequence of values."), ("file", "A file is stored on a disk."),
+                          ("tuple", "A tuple is a sequence of values that is immutable.")]) == ("list", "tuple")
+    assert compared_pair([("list", "A list is a sequence of values.")]) is None
+
+
+def test_the_guide_shows_document_text_as_text_never_as_html():
+    from rag.types import Citation
+    from ui.guide_view import guide_html, question_samples
+    hostile = "<img src=x onerror=alert(1)>"
+    chapter = G.GuideChapter(f"Chapter 1 {hostile}", "1", 3, 5, [G.GuideSection(f"1.1 {hostile}", "1.1", 3, 4)],
+                             f"- **Values**: A value {hostile} is data. [1]",
+                             [Citation(n=1, doc_id="d", doc_name="book.pdf", chunk_id="c", page_start=3, page_end=3, score=1.0,
+                                       quote=f"A value {hostile} is data.")],
+                             [G.GuideTerm("value", f"A value {hostile} is data.", 3)], [f"What is {hostile}?"])
+    shown = guide_html(None, G.DocumentGuide("d", "book.pdf", hostile, "en", [chapter]))
+    assert "<img" not in shown and shown.count("&lt;img") == 7
+    assert "pp. 3-5" in shown and "[1] book.pdf · p. 3" in shown and "<strong>Values</strong>" in shown
+    assert question_samples(G.DocumentGuide("d", "b", "t", "en", [chapter])) == (
+        [[f"1 · What is {hostile}?"]], [f"What is {hostile}?"])

@@ -1,0 +1,70 @@
+"""A document's guide (assistant.guide) as the Documents tab shows it: one block per chapter with its sections
+and pages, its cited summary, its key terms and the questions the book answers.
+
+Everything the document wrote is data, shown as text: headings, terms and definitions are escaped, and the
+summary's Markdown (bold section names, [n] marks) goes through assistant.views.markdown_html, which prints
+any HTML in it as text and never fetches an image.
+"""
+from __future__ import annotations
+
+import html
+
+from assistant.guide import DocumentGuide, GuideChapter
+from assistant.views import markdown_html
+from ui.common import citation_label, pages_ref, short, t
+
+
+def guide_html(request, guide: DocumentGuide) -> str:
+    if not guide.chapters:
+        return f'<div class="guide-empty">{html.escape(t(request, "guide_no_chapters"))}</div>'
+    parts = [f'<div class="doc-guide" lang="{"zh" if guide.language == "zh" else "en"}">',
+             f'<h3 class="guide-title">{html.escape(guide.title or guide.name)}</h3>']
+    for i, chapter in enumerate(guide.chapters):
+        parts.append(chapter_html(request, chapter, open_=i == 0))
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def chapter_html(request, chapter: GuideChapter, *, open_: bool) -> str:
+    pages = pages_ref(request, chapter.page_start, chapter.page_end)
+    head = html.escape(chapter.title) + (f' <span class="guide-pages">{html.escape(pages)}</span>' if pages else "")
+    out = [f'<details class="guide-chapter"{" open" if open_ else ""}><summary>{head}</summary>']
+    if chapter.sections:
+        items = "".join(f'<li>{html.escape(s.title)}'
+                        + (f' <span class="guide-pages">{html.escape(pages_ref(request, s.page_start, s.page_end))}'
+                           f'</span>' if s.page_start is not None else "") + "</li>" for s in chapter.sections)
+        out.append(f'<div class="guide-label">{html.escape(t(request, "guide_sections"))}</div>'
+                   f'<ul class="guide-sections">{items}</ul>')
+    if chapter.summary:
+        out.append(f'<div class="guide-label">{html.escape(t(request, "guide_summary"))}</div>'
+                   f'<div class="guide-summary">{markdown_html(chapter.summary)}</div>')
+        sources = "".join(f'<li>{html.escape(citation_label(request, c))} — <q>{html.escape(short(c.quote, 140))}</q></li>'
+                          for c in chapter.citations)
+        out.append(f'<ul class="guide-sources">{sources}</ul>')
+    if chapter.terms:
+        terms = "".join(f'<dt>{html.escape(k.term)}'
+                        + (f' <span class="guide-pages">{html.escape(pages_ref(request, k.page))}</span>'
+                           if k.page is not None else "")
+                        + f'</dt><dd>{html.escape(k.definition)}</dd>' for k in chapter.terms)
+        out.append(f'<div class="guide-label">{html.escape(t(request, "guide_terms"))}</div>'
+                   f'<dl class="guide-terms">{terms}</dl>')
+    out.append(f'<div class="guide-label">{html.escape(t(request, "guide_questions_label"))}</div>')
+    if chapter.questions is None:
+        out.append(f'<p class="guide-pending">{html.escape(t(request, "guide_checking_chapter"))}</p>')
+    elif chapter.questions:
+        out.append('<ol class="guide-questions">'
+                   + "".join(f"<li>{html.escape(q)}</li>" for q in chapter.questions) + "</ol>")
+    else:
+        out.append(f'<p class="guide-pending">{html.escape(t(request, "guide_no_questions"))}</p>')
+    out.append("</details>")
+    return "".join(out)
+
+
+def question_samples(guide: DocumentGuide) -> tuple[list[list[str]], list[str]]:
+    """The checked questions as the clickable list shows them ("2 · What is a tuple?") and as they are asked."""
+    shown, asked = [], []
+    for chapter in guide.chapters:
+        for question in chapter.questions or []:
+            shown.append([f"{chapter.number} · {question}" if chapter.number else question])
+            asked.append(question)
+    return shown, asked
