@@ -332,7 +332,10 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
     numbers: dict[str, int] = {}
     citations: list[Citation] = []
     lines: list[str] = []
+    shown_so_far = ""        # a later unit the answer already shows (as the first one's example or continuation)
     for i, ev in enumerate(chosen):
+        if i and _already_said(ev.unit.text, shown_so_far):
+            continue
         cid = ev.hit.chunk.chunk_id
         if cid not in numbers:
             numbers[cid] = len(numbers) + 1
@@ -358,6 +361,7 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
             lines.append(f"**{head}** {mark}\n{rest}")
         else:
             lines.append(_quote(ev, mark))
+        shown_so_far = "\n\n".join(lines)
     return Answer(question=question, text="\n\n".join(lines), citations=citations, mode="extractive")
 
 
