@@ -6,10 +6,18 @@ of the door: a body counted as it arrives, the policy and its nonce added to a p
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from webauth import LoginLimiter, UploadTooLarge, counted, with_security_policy
+
+
+def run_alone(coroutine):
+    """asyncio.run in a thread of its own: Playwright's sync API leaves an event loop running in the main
+    thread when browser tests ran earlier in the same session."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 class Clock:
@@ -106,7 +114,7 @@ def test_a_body_is_counted_as_it_arrives():
             await given()
         return raised.value
 
-    error = asyncio.run(read_all())
+    error = run_alone(read_all())
     assert "maximum allowed size" in error.message           # the words Gradio's upload route answers 413 to
 
 
@@ -127,11 +135,11 @@ def test_the_page_gets_a_policy_with_a_nonce_and_its_scripts_carry_it():
         return headers, b"".join(m.get("body", b"") for m in sent[1:])
 
     html = b'<html><script>window.x = 1</script><script type="module" src="a.js"></script><scripts></html>'
-    headers, body = asyncio.run(respond(True, b"text/html; charset=utf-8", html))
+    headers, body = run_alone(respond(True, b"text/html; charset=utf-8", html))
     policy = headers[b"content-security-policy"].decode()
     nonce = policy.split("'nonce-")[1].split("'")[0]
     assert body.count(f'<script nonce="{nonce}"'.encode()) == 2 and b"<scripts>" in body
     assert headers[b"content-length"] == str(len(body)).encode()
     assert "default-src 'self'" in policy and "'unsafe-inline'" not in policy.split("script-src")[1].split(";")[0]
-    headers, body = asyncio.run(respond(False, b"text/html", html))          # a served file: no nonce, body as is
+    headers, body = run_alone(respond(False, b"text/html", html))          # a served file: no nonce, body as is
     assert body == html and "'nonce-" not in headers[b"content-security-policy"].decode()

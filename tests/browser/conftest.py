@@ -76,9 +76,10 @@ def login(browser, url: str, user: str, *, locale: str = "en-US"):
     return context, page
 
 
-def open_local(browser, url: str, *, locale: str = "en-US"):
-    """A fresh browser context on an app without login; returns (context, page) once the who-line is filled."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale=locale)
+def open_local(browser, url: str, *, locale: str = "en-US", bypass_csp: bool = False):
+    """A fresh browser context on an app without login; returns (context, page) once the who-line is filled.
+    `bypass_csp`: the page's Content-Security-Policy is not enforced (a test of what escaping alone holds)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale=locale, bypass_csp=bypass_csp)
     context.set_default_timeout(BROWSER_WAIT_MS)
     page = context.new_page()
     page.goto(url + "/")

@@ -215,6 +215,9 @@ def test_every_tab_reads_in_chinese(chinese, artefacts):
     for tab_id, label, shot in TABS:
         open_tab(page, label)
         page.wait_for_timeout(1_500)                                # the tab's own refresh, if it has one
+        # on a busy machine that refresh waits its turn behind Gradio's own "In queue: 1 of 1" line: read the
+        # tab once it has run
+        page.wait_for_function("!/In queue|processing \\|/.test(document.body.innerText)", timeout=120_000)
         page.screenshot(path=str(artefacts / f"{shot}.png"), full_page=True)
         panel = page.inner_text("body")
         extra = "\n".join(dropdown_choices(page, d) for d in DROPDOWNS if page.is_visible(d))

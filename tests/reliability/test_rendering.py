@@ -174,7 +174,8 @@ def test_hostile_card_note_and_concept_text_fetches_nothing_in_the_browser(brows
     dialogs: list[str] = []
     remote: list[str] = []
     with running_app(tmp_path, LLM_BACKEND="none") as url:
-        context, page = open_local(browser, url)
+        # the policy would block a fetch anyway: without it, what is proved is that the text is never markup
+        context, page = open_local(browser, url, bypass_csp=True)
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         page.on("request", lambda r: remote.append(r.url) if not r.url.startswith((url, "data:", "blob:")) else None)
         listeners_hear(page, dialogs, remote)
