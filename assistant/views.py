@@ -8,6 +8,8 @@ import math
 import re
 import unicodedata
 
+from rag.types import CITATION_MARK
+
 CONCEPT_COLOUR = "#e8710a"
 ENTITY_COLOUR = "#1a73e8"
 
@@ -207,7 +209,6 @@ def graph_svg(view, *, own_concepts: set[str] | None = None, width: int = 560,
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _INLINE_CODE = re.compile(r"(`+)(?:.+?)\1", re.S)
-_CITE_MARK = re.compile(r"\[(\d{1,6})\]")
 _BLOCK_START = re.compile(r"^ {0,3}(>|#{1,6}\s|[-*+]\s|\d{1,9}[.)]\s|\||$)")
 
 
@@ -292,7 +293,7 @@ def chat_markdown(text: str, *, answer: int | None = None, citations: dict[int, 
         return f'[\\[{n}\\]](#cite-{answer}-{n} "{title}")'
 
     def prose(part: str) -> str:
-        return _CITE_MARK.sub(link, part.replace("<", "&lt;").replace("![", "!\\["))
+        return CITATION_MARK.sub(link, part.replace("<", "&lt;").replace("![", "!\\["))
 
     return "\n".join("\n".join(lines) if is_code else _outside_code_spans("\n".join(lines), prose)
                      for is_code, lines in _blocks(reflow_quotes(text)))

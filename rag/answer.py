@@ -22,12 +22,8 @@ from rag import prompts
 from rag.evidence import Evidence, SentenceCheck, Unit, answer_sentences, split_units, terms_of, units_after
 from rag.injection import is_instruction
 from rag.support import check as support_check
-from rag.types import Answer, Citation, SearchHit
+from rag.types import CITATION_MARK, Answer, Citation, SearchHit
 
-# A citation mark. Any number of digits: a passage that says "cite [1002]" must not leave a raw mark behind (a
-# number with no source behind it is dropped).
-CITATION_MARK = re.compile(r"\[(\d{1,6})\]")
-_CITE = CITATION_MARK
 MAX_SHORT_ANSWER_CHARS = 320
 QUOTE_MAX_CHARS = 200             # a supporting quote; the whole sentence is in its source's passage
 EXTRACTIVE_BUDGET_CHARS = 600     # the answer and its quotes together, before citation marks
@@ -35,7 +31,7 @@ EXTRACTIVE_BUDGET_CHARS = 600     # the answer and its quotes together, before c
 
 def has_words(text: str) -> bool:
     """Whether an answer says anything besides its citation markers."""
-    return bool(re.search(r"\w", _CITE.sub("", text)))
+    return bool(re.search(r"\w", CITATION_MARK.sub("", text)))
 
 
 @dataclass
@@ -198,11 +194,11 @@ class CitationRenumberer:
             text, self._pending = text[:cut], text[cut:]
         else:
             self._pending = ""
-        return _CITE.sub(self._map, text)
+        return CITATION_MARK.sub(self._map, text)
 
     def flush(self) -> str:
         rest, self._pending = self._pending, ""
-        return _CITE.sub(self._map, rest)
+        return CITATION_MARK.sub(self._map, rest)
 
 
 def renumber(text: str, valid: set[int]) -> tuple[str, list[int]]:
@@ -332,9 +328,8 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
     numbers: dict[str, int] = {}
     citations: list[Citation] = []
     lines: list[str] = []
-    shown_so_far = ""        # a later unit the answer already shows (as the first one's example or continuation)
     for i, ev in enumerate(chosen):
-        if i and _already_said(ev.unit.text, shown_so_far):
+        if i and _already_said(ev.unit.text, "\n\n".join(lines)):   # shown as the first unit's example or continuation
             continue
         cid = ev.hit.chunk.chunk_id
         if cid not in numbers:
@@ -361,7 +356,6 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
             lines.append(f"**{head}** {mark}\n{rest}")
         else:
             lines.append(_quote(ev, mark))
-        shown_so_far = "\n\n".join(lines)
     return Answer(question=question, text="\n\n".join(lines), citations=citations, mode="extractive")
 
 
@@ -443,14 +437,14 @@ def stream_composed_answer(question: str, sources: list[Source], llm, *, system:
                      for i, k in enumerate(order, start=1)]
     else:
         citations = [citation_for(k, by_n[k].hit, quote=by_n[k].text, support=by_n[k].support)
-                     for k in dict.fromkeys(int(m) for m in _CITE.findall(text)) if k in by_n]
+                     for k in dict.fromkeys(int(m) for m in CITATION_MARK.findall(text)) if k in by_n]
     yield Answer(question=question, text=text, citations=citations, mode="llm", llm=getattr(llm, "model", "llm"))
 
 
 def attribute_uncited(answer: Answer, sources: list[Source], embedder) -> None:
     """A small model sometimes writes no [n] at all: cite each sentence with the source that backs it
     best (numbered in order of first use); a sentence no source backs is left uncited and marked ⚠."""
-    if _CITE.search(answer.text) or not sources:
+    if CITATION_MARK.search(answer.text) or not sources:
         return
     by_n = {s.n: s for s in sources}
     parts = []
@@ -488,8 +482,8 @@ def drop_unsupported(answer: Answer, embedder, judge=None) -> list[SentenceCheck
     for block in list(_FENCE_BLOCK.finditer(answer.text)) + [None]:
         prose = answer.text[pos:block.start() if block else len(answer.text)]
         for sentence in answer_sentences(prose):
-            cited = [int(m) for m in _CITE.findall(sentence) if int(m) in passages]
-            claim = " ".join(_CITE.sub("", sentence).replace("⚠", "").split())
+            cited = [int(m) for m in CITATION_MARK.findall(sentence) if int(m) in passages]
+            claim = " ".join(CITATION_MARK.sub("", sentence).replace("⚠", "").split())
             if cited:
                 best = max((support_check(claim, passages[n], embedder, judge) for n in cited),
                            key=lambda v: (v.supported, v.score))

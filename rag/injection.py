@@ -49,15 +49,5 @@ def is_instruction(sentence: str) -> bool:
         return True
     if not _EN.search(text) or not _REPLY_WORDS.search(text):
         return False
-    return not (_BENIGN_EN.search(text) and not re.search(OVERRIDES, text, re.IGNORECASE)
-                and not re.search(r"\b(?:hacked|pwned|page \d{3,})\b", text, re.IGNORECASE))
-
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|(?<=[。！？；])")
-
-
-def without_instructions(passage: str) -> str:
-    """The passage with its instruction sentences left out (what a composed sentence may rest on)."""
-    if not is_instruction(passage) and not any(is_instruction(s) for s in _SENTENCE.split(passage)):
-        return passage
-    return " ".join(s for s in _SENTENCE.split(" ".join(passage.split())) if s.strip() and not is_instruction(s))
+    # overrides returned above; an ordinary "you can …" is prose unless it names a hostile marker
+    return not _BENIGN_EN.search(text) or bool(re.search(r"\b(?:hacked|pwned|page \d{3,})\b", text, re.IGNORECASE))

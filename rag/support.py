@@ -28,7 +28,8 @@ import numpy as np
 
 from core.text import CJK_CHAR, detect_language, search_tokens, stem
 from rag import support_lexicon as L
-from rag.injection import without_instructions
+from rag.injection import is_instruction
+from rag.types import CITATION_MARK
 
 # -- reading a text -------------------------------------------------------------------------------------
 
@@ -39,7 +40,6 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|(?<=[。！？；])")
 _CONTRACTIONS = re.compile(r"n['’]t\b", re.IGNORECASE)
 _ZH_NUMBER = re.compile(rf"([零二两三四五六七八九十百千万亿][零一二两三四五六七八九十百千万亿]*)(?=[{L.ZH_MEASURE_WORDS}])")
 _DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
-_CITATION = re.compile(r"\[\d{1,6}\]")
 _GENERIC = frozenset("also just only even still really very quite rather thing things way ways case cases kind "
                      "kinds type types part parts called use used using make makes made get gets given "
                      "instead however therefore thus hence example examples such like almost nearly roughly "
@@ -55,6 +55,12 @@ def clauses(sentence: str) -> list[str]:
 
 def sentences(passage: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(" ".join(passage.split())) if s.strip()] or [passage]
+
+
+def without_instructions(passage: str) -> str:
+    """The passage without the sentences it addresses to the assistant (rag.injection): they back nothing."""
+    kept = [s for s in sentences(passage) if not is_instruction(s)]
+    return passage if len(kept) == len(sentences(passage)) else " ".join(kept)
 
 
 def content_terms(text: str) -> list[str]:
@@ -164,10 +170,10 @@ def check(sentence: str, passage: str, embedder=None, judge=None) -> Verdict:
     """Whether `passage` backs `sentence` (its [n] marks are ignored): the checks of numbers, negations,
     opposites, places and swaps first; then, with a `judge` (an LLM offering `yes_probability`, see
     core.llm.get_judge), its judgement; without one, the words and meaning the clause shares with its place."""
-    sentence = _CITATION.sub("", sentence).strip()
+    sentence = CITATION_MARK.sub("", sentence).strip()
     if not content_terms(sentence) and not numbers_in(sentence):
         return Verdict(True, 1.0)
-    passage = without_instructions(passage)      # a sentence a document addresses to the assistant backs nothing
+    passage = without_instructions(passage)
     if not passage.strip():
         return Verdict(False, 0.0, "instruction")
     cross = detect_language(sentence) != detect_language(passage)

@@ -26,7 +26,7 @@ from core.settings import Settings, get_settings
 from core.text import clean_document_name, detect_language, search_tokens
 from core.vectors import get_vector_store
 from rag import prompts
-from rag.answer import (CITATION_MARK, Source, add_supporting_quote, attribute_uncited, citation_for, drop_unsupported,
+from rag.answer import (Source, add_supporting_quote, attribute_uncited, citation_for, drop_unsupported,
                         extractive_answer, focused_sources, has_words, refusal, says_not_found, stream_composed_answer,
                         whole_chunk_sources)
 from rag.abbreviations import spell_out
@@ -47,7 +47,7 @@ from rag.shapes import Shape, compare_answer, hit_of, shape_of, summary_answer
 from rag.store import MAX_COUNTED_TERMS, DocumentRecord, DocumentStore
 from rag.summary import Digest, digest_chapters, digest_chunks, digest_node
 from rag.support import check as support_check
-from rag.types import Answer, Chunk, ConvertedDocument, IngestResult, SearchHit, SourcesEvent
+from rag.types import CITATION_MARK, Answer, Chunk, ConvertedDocument, IngestResult, SearchHit, SourcesEvent
 
 log = logging.getLogger(__name__)
 
@@ -60,12 +60,11 @@ class DocumentOutline:
     outline: Outline
     language: str
     chunks: list[Chunk]
+    digests: dict = dataclasses.field(default_factory=dict)   # scope (node path, pages) -> its Digest (rag.summary)
 
 
 OUTLINES_KEPT = 16
-DIGESTS_KEPT = 64
 _outlines: OrderedDict[tuple, DocumentOutline] = OrderedDict()
-_digests: OrderedDict[tuple, Digest] = OrderedDict()
 _outlines_lock = threading.Lock()
 
 
@@ -622,23 +621,18 @@ class RAGTool:
                       llm=self.llm.model if overview else "none")
 
     def digest(self, scope: Scope, record: DocumentRecord) -> Digest:
-        """The scope's digest (rag.summary), made once per process: asking again is instant."""
-        key = (self.user_id, scope.doc_id, scope.node.path if scope.node else None, scope.pages)
-        with _outlines_lock:
-            if key in _digests:
-                _digests.move_to_end(key)
-                return _digests[key]
+        """The scope's digest (rag.summary), kept with the document's outline: asking again is instant."""
         outline = self.document_outline(scope.doc_id)
-        if scope.node is not None:
-            digest = digest_node(scope.node, outline.outline)
-        elif scope.pages is not None:
-            digest = digest_chunks(scope.label, self.scope_chunks(scope))
-        else:
-            digest = digest_chapters(record.title or record.name, outline.outline)
-        with _outlines_lock:
-            _digests[key] = digest
-            while len(_digests) > DIGESTS_KEPT:
-                _digests.popitem(last=False)
+        key = (scope.node.path if scope.node else None, scope.pages)
+        digest = outline.digests.get(key)
+        if digest is None:
+            if scope.node is not None:
+                digest = digest_node(scope.node, outline.outline)
+            elif scope.pages is not None:
+                digest = digest_chunks(scope.label, self.scope_chunks(scope))
+            else:
+                digest = digest_chapters(record.title or record.name, outline.outline)
+            outline.digests[key] = digest      # the same digest if two threads make it at once
         return digest
 
     def _overview(self, question, scope: Scope, base: Answer, chunks, record, zh: bool, notices) -> Iterator:

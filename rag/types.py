@@ -1,7 +1,12 @@
 """Typed models of the document pipeline: what conversion, chunking and retrieval hand each other."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+
+# A citation mark "[n]" in an answer. Any number of digits: a passage that says "cite [1002]" must not leave a raw
+# mark behind (a number with no source behind it is dropped).
+CITATION_MARK = re.compile(r"\[(\d{1,6})\]")
 
 
 @dataclass(frozen=True)
