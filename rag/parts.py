@@ -24,6 +24,10 @@ PART_BREAKS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
 )]
 MIN_PART_TERMS = 2          # a later part must name this many content words to be searched on its own
 MAX_PARTS = 3
+# A later part that points back at the first ("why it can be dangerous", "它为什么…", "哪一种最常用") is about the
+# first's subject.
+_POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those|which ones?)\b|"
+                          r"它|这个|那个|这些|那些|这种|那种|其|哪一种|哪种|哪个|哪一个", re.IGNORECASE)
 
 
 def question_parts(question: str) -> list[str]:
@@ -39,8 +43,8 @@ def question_parts(question: str) -> list[str]:
 
 
 def part_query(part: str, first: str) -> str:
-    """What to search for one part: a later part that names little ("and which two functions go with it?")
-    is searched with the first part's words."""
-    if part == first or len(search_tokens(part)) >= 3:
+    """What to search for one part: a later part that names little or points back ("and which two functions go
+    with it?", "why the book says it can be dangerous") is searched with the first part's words."""
+    if part == first or (len(search_tokens(part)) >= 3 and not _POINTS_BACK.search(part)):
         return part
     return f"{first} {part}"

@@ -70,10 +70,9 @@ _outlines_lock = threading.Lock()
 
 def _mentions(text: str, side: str) -> bool:
     """Whether a unit names one side of a comparison (a Chinese side by its characters, an English one by its
-    words' stems). A unit in another language than the side names it not: taken as named, any English code
-    line led a Chinese comparison of two Chinese terms; a side's own retrieval still finds it when nothing else does."""
-    if detect_language(side) != detect_language(text):
-        return False
+    words' stems, in a text of either language: "Layer Norm" in a Chinese sentence). Named literally only: a unit
+    in another language taken as naming any side let an English code line lead a Chinese comparison; a side's
+    own retrieval still finds it when nothing else does."""
     if re.search(r"[\u4e00-\u9fff]", side):
         return side in text
     words = [w for w in search_tokens(side)]

@@ -162,3 +162,6 @@ def test_a_part_that_names_little_is_searched_with_the_first_parts_words():
     first = "Which module turns any object into a string for a database"
     assert part_query("which functions go with it?", first) == f"{first} which functions go with it?"
     assert part_query("what does the AOA sensor test cost?", first) == "what does the AOA sensor test cost?"
+    # a part that points back is about the first part's subject, however many words it has
+    assert part_query("why the book says it can be dangerous?", first) == f"{first} why the book says it can be dangerous?"
+    assert part_query("哪一种最常用？为什么？", "南瓜书介绍的几种模型评估方法里") == "南瓜书介绍的几种模型评估方法里 哪一种最常用？为什么？"

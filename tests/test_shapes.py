@@ -175,3 +175,13 @@ def test_the_sides_of_a_comparison(question, sides):
 @pytest.mark.parametrize("question", ["What is a tuple?", "How do I read a file?", "为什么要用验证集？"])
 def test_no_sides_when_nothing_is_compared(question):
     assert comparison_sides(question) is None
+
+
+def test_a_comparison_side_is_named_only_where_its_words_are_written():
+    """An English side inside a Chinese sentence is named there; a unit in another language that does not
+    write the side names it not (an English code line led a comparison of two Chinese terms)."""
+    from rag.tool import _mentions
+    assert _mentions("Layer Norm 的归一化方式其实和 Batch Norm 是完全一样的。", "Layer Norm")
+    assert _mentions("过拟合是指学习器把训练样本自身的特点当作一般性质。", "过拟合")
+    assert not _mentions("def countdown(n): print('Blastoff!')", "过拟合")
+    assert not _mentions("欠拟合是指学习器对训练样本的一般性质尚未学好。", "过拟合")
