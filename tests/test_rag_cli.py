@@ -34,34 +34,48 @@ def two_page_course() -> bytes:
                      body(["A tuple is an immutable sequence of values."] + filler)])
 
 
-def test_cli_ingest_search_ask_list_remove(tmp_path):
+def cli(args: list[str], data_dir: Path, monkeypatch, capsys) -> tuple[int, str, str]:
+    """`python -m rag ARGS` run in this process (one model load for every command); the process entry
+    itself is exercised once, by a subprocess, in the test below."""
+    from rag.__main__ import main
+    for name, value in {"DATA_DIR": str(data_dir), "LLM_BACKEND": "none"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    capsys.readouterr()
+    status = main(args)
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_cli_ingest_search_ask_list_remove(tmp_path, monkeypatch, capsys):
     pdf = write(tmp_path, "course.pdf", two_page_course())
     data = tmp_path / "data"
-    out = run(["-m", "rag", "ingest", str(pdf), "--user", "cli"], data)
+    out = run(["-m", "rag", "ingest", str(pdf), "--user", "cli"], data)          # the real entry point
     assert out.returncode == 0, out.stderr
     assert "course.pdf" in out.stdout and "2 pages" in out.stdout
-    again = run(["-m", "rag", "ingest", str(pdf), "--user", "cli"], data)
-    assert "already present" in again.stdout
-    found = run(["-m", "rag", "search", "immutable sequence", "--user", "cli"], data)
-    assert found.returncode == 0 and "course.pdf p. 2" in found.stdout
-    answer = run(["-m", "rag", "ask", "What is a tuple?", "--user", "cli"], data)
-    assert answer.returncode == 0 and "[1] course.pdf · p. 2" in answer.stdout
-    assert "No language model is available" in answer.stdout and "Answered by: no language model" in answer.stdout
-    listing = run(["-m", "rag", "list", "--user", "cli"], data)
-    doc_id = listing.stdout.split()[0]
-    assert run(["-m", "rag", "list", "--user", "someone-else"], data).stdout == ""
-    assert run(["-m", "rag", "remove", doc_id, "--user", "cli"], data).stdout.strip() == "removed"
-    assert run(["-m", "rag", "list", "--user", "cli"], data).stdout == ""
+    status, again, _ = cli(["ingest", str(pdf), "--user", "cli"], data, monkeypatch, capsys)
+    assert status == 0 and "already present" in again
+    status, found, _ = cli(["search", "immutable sequence", "--user", "cli"], data, monkeypatch, capsys)
+    assert status == 0 and "course.pdf p. 2" in found
+    status, answer, _ = cli(["ask", "What is a tuple?", "--user", "cli"], data, monkeypatch, capsys)
+    assert status == 0 and "[1] course.pdf · p. 2" in answer
+    assert "No language model is available" in answer and "Answered by: no language model" in answer
+    _, listing, _ = cli(["list", "--user", "cli"], data, monkeypatch, capsys)
+    doc_id = listing.split()[0]
+    assert cli(["list", "--user", "someone-else"], data, monkeypatch, capsys)[1] == ""
+    assert cli(["remove", doc_id, "--user", "cli"], data, monkeypatch, capsys)[1].strip() == "removed"
+    assert cli(["list", "--user", "cli"], data, monkeypatch, capsys)[1] == ""
 
 
-def test_cli_reports_a_bad_file_in_one_line(tmp_path):
+def test_cli_reports_a_bad_file_in_one_line(tmp_path, monkeypatch, capsys):
     bad = write(tmp_path, "notes.pdf", "plain text, not a pdf\n")
-    out = run(["-m", "rag", "ingest", str(bad)], tmp_path / "data")
-    assert out.returncode == 1
-    assert out.stderr.strip().count("\n") == 0 and "not a PDF" in out.stderr
+    status, _, err = cli(["ingest", str(bad)], tmp_path / "data", monkeypatch, capsys)
+    assert status == 1
+    assert err.strip().count("\n") == 0 and "not a PDF" in err
 
 
-def test_eval_prints_the_metrics_json_last(tmp_path):
+def test_eval_prints_the_metrics_json_last(tmp_path, monkeypatch, capsys):
     dataset = tmp_path / "tiny"
     (dataset / "docs").mkdir(parents=True)
     write(dataset / "docs", "course.pdf", make_pdf([body(["Recursion: a function that calls itself."]),
@@ -75,9 +89,11 @@ def test_eval_prints_the_metrics_json_last(tmp_path):
         {"id": "q3", "question": "What is recursion?", "answer": "x", "gold": [{"doc": "missing.pdf", "page": 1}]},
     ]
     (dataset / "questions.jsonl").write_text("\n".join(json.dumps(q) for q in questions), encoding="utf-8")
-    out = run(["-m", "rag.eval", str(dataset), "--quiet"], tmp_path / "unused")
-    assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    from rag.eval import main as evaluate
+    monkeypatch.setenv("DATA_DIR", str(tmp_path / "unused"))
+    capsys.readouterr()
+    evaluate([str(dataset), "--quiet"])
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert result["set"] == "tiny" and result["n"] == 3
     assert result["hit@1"] == pytest.approx(2 / 3, abs=1e-3)   # q3's gold document does not exist
     assert result["hit@10"] == pytest.approx(2 / 3, abs=1e-3)
