@@ -36,7 +36,7 @@ from ui.common import I18N, Context, _, bind, failure, t
 from ui.common import page_caption, section_caption, source_choice  # noqa: F401
 from ui.documents_tab import UPLOAD_STAGES, extent, load_with_progress  # noqa: F401
 from ui.qa_tab import answered_by  # noqa: F401
-from webauth import LOCKOUT_S, LOGIN_FAILURES, guard_middleware
+from webauth import LOGIN_FAILURES, guard_middleware
 
 log = logging.getLogger("app")
 HERE = Path(__file__).resolve().parent
@@ -151,7 +151,7 @@ def launch_options(settings: Settings) -> dict:
     return dict(server_name=host, server_port=settings.app_port, auth=users or None,
                 auth_message=("PDF Learning Assistant — log in with the name and password you were given. "
                               f"After {LOGIN_FAILURES} wrong passwords, logging in with that name from this "
-                              f"address pauses for {LOCKOUT_S} seconds, and twice as long each further time.")
+                              f"address pauses for {settings.login_lockout_s} seconds, and twice as long each further time.")
                 if users else None,
                 # the browser refuses a bigger file before sending it; webauth's guard refuses a bigger request
                 max_file_size=settings.max_upload_mb * 1024 * 1024,

@@ -163,7 +163,7 @@ class AccessGuard:
         self.app = app
         self.settings = settings
         self.auth_enabled = auth_enabled
-        self.limiter = limiter or LoginLimiter()
+        self.limiter = limiter or LoginLimiter(lockout_s=settings.login_lockout_s)
         self.owners = Owners()
         self.max_upload = upload_limit(settings)
 

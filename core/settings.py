@@ -84,6 +84,7 @@ _RULES = [
     ("office_max_unpacked_mb", lambda v, s: v >= 1, "at least 1"),
     ("stale_upload_minutes", lambda v, s: v >= 1, "at least 1 minute"),
     ("app_port", lambda v, s: 1 <= v <= 65535, "a port from 1 to 65535"),
+    ("login_lockout_s", lambda v, s: 1 <= v <= 3600, "from 1 to 3600 seconds"),
 ]
 
 
@@ -221,6 +222,9 @@ class Settings(BaseSettings):
     app_host: str = "127.0.0.1"
     app_port: int = 7860
     app_users: str | None = Field(None, description="'alice:pw1,bob:pw2' enables login; each login is its own user.")
+    login_lockout_s: int = Field(60, description="After 5 wrong passwords for a name from one address, logging in "
+                                                 "with it from there pauses this many seconds (twice as long each "
+                                                 "further time, up to an hour).")
     default_user: str = "local"
 
     @model_validator(mode="after")
