@@ -15,6 +15,7 @@ from fsrs import Rating, Scheduler
 
 from assistant.registry import get_assistant
 from core.errors import InvalidRequest
+from core.settings import Settings
 from rag.types import Chunk
 from study.cloze import key_sentence_cards
 from study.quality import measure
@@ -314,3 +315,20 @@ def test_notes_keep_their_page_refuse_duplicates_and_can_be_edited_and_deleted(l
     assert alice.delete_note(note.memory_id) and all(n.id != note.memory_id for n in alice.list_notes())
     with pytest.raises(InvalidRequest):
         alice.edit_note(note.memory_id, "gone")
+
+
+def test_the_local_model_writes_question_cards_the_chapter_backs(tmp_path, local_model_dir):
+    """The packaged local model writes question/answer cards for a chapter; each one kept quotes the sentence
+    of the chapter that backs it (the browser review flow runs without a model: this is the model's part)."""
+    s = Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="local", llm_model_dir=local_model_dir)
+    path = tmp_path / "book.pdf"
+    path.write_bytes(make_pdf(BOOK))
+    alice = get_assistant("alice", s)
+    alice.load_document(path)
+    doc = alice.list_documents()[0]
+    made = alice.study.cards_from_section(doc.doc_id, "Chapter 2 Dictionaries", now=START)
+    written = [c for c in made.cards if c.kind == QA]
+    assert written, (made.notice, made.unsupported, [c.front for c in made.cards])
+    chapter = " ".join(BOOK[1])
+    for card in written:
+        assert card.front.rstrip().endswith("?") and card.back and card.quote in chapter

@@ -1,5 +1,5 @@
-"""Cards and spaced review in Debian's Chromium against the real app, once with no language model and once
-with the packaged local model: a person makes cards from a chapter and from a note, reviews them over
+"""Cards and spaced review in Debian's Chromium against the real app with no language model (the local model's
+cards are tested in tests/test_study.py): a person makes cards from a chapter and from a note, reviews them over
 simulated days (STUDY_CLOCK_FILE moves the study clock; every due date is checked against an FSRS replay
 of the stored reviews), takes a quiz, exports the deck to Anki, and sees mastery and coverage in the
 report. A second person (the live app's bob) sees none of it. Screenshots 20-24 go to test-artefacts/.
@@ -104,7 +104,7 @@ def review_due(page, expected: int, grade: str = "good") -> None:
         wait_text(page, "#review-status", "you will see that card again")
 
 
-@pytest.fixture(scope="module", params=["none", "local"])
+@pytest.fixture(scope="module", params=["none"])
 def learner(request, browser, tmp_path_factory):
     work = tmp_path_factory.mktemp(f"review-{request.param}")
     clock = Clock(work / "clock.txt")
