@@ -37,11 +37,14 @@ system-deps:
 # `make test` needs nothing beside the repository; `make test-books` (pytest -m books) measures the big
 # shared sample documents in ../shared/data/docs and fails, one line a test, where one is missing.
 PYTEST = HF_HUB_OFFLINE=1 $(PY) -m pytest
+# two workers (pytest-xdist), a file's tests on one of them (its module fixtures start once): the suite spends
+# much of its time waiting on app processes and Chromium, and a second worker keeps both cores busy
+WORKERS ?= 2
 no-tests-is-a-failure = status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make $@: pytest collected no tests" >&2; exit 1; fi; exit $$status
 
 test: $(STAMP) system-deps
-	$(PYTEST) $(PYTEST_ARGS); $(no-tests-is-a-failure)
+	$(PYTEST) -n $(WORKERS) --dist loadfile $(PYTEST_ARGS); $(no-tests-is-a-failure)
 
 test-books: $(STAMP) system-deps
 	$(PYTEST) -m books $(PYTEST_ARGS); $(no-tests-is-a-failure)

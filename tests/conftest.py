@@ -13,6 +13,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LLM_MODEL_DIR", os.path.join(tempfile.gettempdir(), "pdf-learning-assistant-test-models"))
 
 from core.settings import Settings  # noqa: E402
+from tests.reliability import table as reliability_table  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"     # Debian's chromium; Playwright never downloads a browser here
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
@@ -63,3 +64,21 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The reliability table (tests/reliability/table.py): written by this process, or, in an xdist worker,
+    sent to the controller, which alone loads this conftest's hooks for the whole run."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["reliability"] = reliability_table.seen()
+    else:
+        reliability_table.write()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """An xdist worker has finished: its reliability rows join the controller's table."""
+    seen = getattr(node, "workeroutput", {}).get("reliability")
+    if seen:
+        reliability_table.merge(seen)

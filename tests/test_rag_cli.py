@@ -51,9 +51,11 @@ def cli(args: list[str], data_dir: Path, monkeypatch, capsys) -> tuple[int, str,
 def test_cli_ingest_search_ask_list_remove(tmp_path, monkeypatch, capsys):
     pdf = write(tmp_path, "course.pdf", two_page_course())
     data = tmp_path / "data"
-    out = run(["-m", "rag", "ingest", str(pdf), "--user", "cli"], data)          # the real entry point
+    out = run(["-m", "rag", "ingest", str(pdf), "--user", "cli"], tmp_path / "entry")   # the real entry point
     assert out.returncode == 0, out.stderr
     assert "course.pdf" in out.stdout and "2 pages" in out.stdout
+    status, first, _ = cli(["ingest", str(pdf), "--user", "cli"], data, monkeypatch, capsys)
+    assert status == 0 and "course.pdf" in first and "2 pages" in first
     status, again, _ = cli(["ingest", str(pdf), "--user", "cli"], data, monkeypatch, capsys)
     assert status == 0 and "already present" in again
     status, found, _ = cli(["search", "immutable sequence", "--user", "cli"], data, monkeypatch, capsys)

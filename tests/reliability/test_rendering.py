@@ -142,7 +142,12 @@ def review_all(page) -> list[str]:
 def take_quiz(page) -> list[str]:
     """One quiz: each question answered (the first choice, or a typed word); the questions and verdicts."""
     page.click("#quiz-start")
-    text = wait_text(page, "#quiz-question", "Question 1 of")
+    try:
+        text = wait_text(page, "#quiz-question", "Question 1 of", timeout=15_000)
+    except Exception:  # noqa: BLE001 - a click that lands while a dropdown's list is open only closes it
+        page.keyboard.press("Escape")
+        page.click("#quiz-start")
+        text = wait_text(page, "#quiz-question", "Question 1 of")
     total = int(re.search(r"Question 1 of (\d+)", text).group(1))
     asked = []
     for i in range(total):
