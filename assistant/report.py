@@ -10,7 +10,7 @@ from pathlib import Path
 from assistant import history as H
 from memory.rollup import ROLLUP_KIND
 
-SCHEMA_VERSION = "1.1"   # 1.1: "study" (cards, mastery, coverage, what to review next)
+SCHEMA_VERSION = "1.2"   # 1.1: "study" (cards, mastery, coverage, what to review next); 1.2: study.chapters
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "docs" / "report.schema.json"
 
 

@@ -340,6 +340,31 @@ class StudyDesk:
                 pages.setdefault(item.metadata["doc_id"], set()).add(int(item.metadata["page"]))
         return pages
 
+    def path(self, doc_id: str, now: datetime | None = None) -> list:
+        """Where the person stands in each of the document's chapters (study.path.ChapterStanding), in the
+        order the guide lists them."""
+        from memory.types import MemoryType
+        from study.path import Cited, standings
+        if self.rag.get_document(doc_id) is None:
+            raise InvalidRequest("That document is not in your library; choose one from the list.", key="err_card_doc_unknown")
+        moment = self._now(now)
+        outline = self.rag.document_outline(doc_id)
+        headings = {c.chunk_id: tuple(c.heading_path) for c in outline.chunks}
+        questions = []
+        for item in self.memory.list([MemoryType.EPISODIC]):
+            if item.metadata.get("kind") != "qa" or item.metadata.get("refused"):
+                continue
+            # a cited page says where; a passage's headings only where there are no pages (a chunk may run
+            # across a chapter's end: its headings are its first section's)
+            places = [Cited(c.get("page_start"), () if c.get("page_start") else headings.get(c.get("chunk_id") or "", ()))
+                      for c in item.metadata.get("citations") or [] if isinstance(c, dict) and c.get("doc_id") == doc_id]
+            if places:
+                questions.append(places)
+        cards = self.cards(doc_id)
+        due = {c.card_id for c in cards if c.due is not None and c.due <= moment}
+        return standings(outline.outline.chapters(), cards, self.store.quiz_answers(self.user_id), questions,
+                         self.studied_pages().get(doc_id, set()), due, moment)
+
     def progress(self, now: datetime | None = None) -> dict:
         """The study part of the learning report: plain data (see docs/report.schema.json, "study")."""
         from study.mastery import coverage, mastery, review_next
@@ -359,6 +384,8 @@ class StudyDesk:
             "coverage": [{"doc_id": c.doc_id, "doc_name": c.doc_name, "chapter": c.chapter, "first_page": c.first_page,
                           "last_page": c.last_page, "pages": c.pages, "studied_pages": len(c.studied_pages),
                           "studied": c.studied} for c in covered],
+            "chapters": [{"doc_id": d.doc_id, "doc_name": d.name, **standing.to_dict()}
+                         for d in self.rag.list_documents() for standing in self.path(d.doc_id, moment)],
             "review_next": [{"card_id": c.card_id, "front": c.front, "concept": c.concept, "doc_name": c.doc_name,
                              "page": c.page, "due": c.due.isoformat() if c.due else None}
                             for c in review_next(due, concepts, cards)],

@@ -62,21 +62,28 @@ def mastery(cards: list[Card], quiz_answers: list[tuple[str, bool, float]], now:
         groups[concept_of(card)].append(card)
     out = []
     for concept, group in groups.items():
-        recall = [r for r in (schedule.retrievability(c, now) for c in group) if r is not None]
-        answers = [ok for c in group for ok in quiz[c.card_id]]
-        parts = []
-        if recall:
-            parts.append(sum(recall) / len(recall))
-        if answers:
-            parts.append(sum(answers) / len(answers))
-        score = sum(parts) / len(parts) if parts else None
-        lapsed = any(c.lapses for c in group)
-        level = ("new" if score is None else "weak" if score < WEAK or lapsed else
-                 "strong" if score >= STRONG else "learning")
-        out.append(ConceptMastery(concept, len(group), sum(c.reviews for c in group), len(answers),
-                                  round(score, 3) if score is not None else None, level))
+        score, level = blend(group, quiz, now)
+        out.append(ConceptMastery(concept, len(group), sum(c.reviews for c in group),
+                                  sum(len(quiz[c.card_id]) for c in group), score, level))
     order = {"weak": 0, "learning": 1, "strong": 2, "new": 3}
     return sorted(out, key=lambda m: (order[m.level], m.score if m.score is not None else 1.0, m.concept))
+
+
+def blend(group: list[Card], quiz: dict[str, list[bool]], now: datetime) -> tuple[float | None, str]:
+    """How well a group of cards is known, 0..1 (None = never reviewed or quizzed), and its level: the FSRS
+    chance of recall of its reviewed cards and its quiz accuracy, averaged; weak below WEAK or once forgotten."""
+    recall = [r for r in (schedule.retrievability(c, now) for c in group) if r is not None]
+    answers = [ok for c in group for ok in quiz.get(c.card_id, [])]
+    parts = []
+    if recall:
+        parts.append(sum(recall) / len(recall))
+    if answers:
+        parts.append(sum(answers) / len(answers))
+    score = sum(parts) / len(parts) if parts else None
+    lapsed = any(c.lapses for c in group)
+    level = ("new" if score is None else "weak" if score < WEAK or lapsed else
+             "strong" if score >= STRONG else "learning")
+    return (round(score, 3) if score is not None else None), level
 
 
 def coverage(chapters: list[tuple[str, str, str, int | None, int | None]], studied: dict[str, set[int]]) -> list[ChapterCoverage]:

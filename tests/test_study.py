@@ -334,3 +334,37 @@ def test_the_local_model_writes_question_cards_the_chapter_backs(tmp_path, local
     book = " ".join(line for page in BOOK for line in page)
     for card in written:
         assert card.front.rstrip().endswith("?") and card.back and card.quote in book
+
+
+def test_each_chapter_shows_where_the_person_stands(library):
+    """The path through a book (study.path): a chapter's pages studied, questions answered from it, its cards and
+    those due, quiz answers and mastery move with what the person does in that chapter, and no other."""
+    from assistant.report import build_report, validate_report
+    alice, doc = library
+    desk = alice.study
+    before = {s.title: s for s in desk.path(doc.doc_id, START)}
+    assert list(before) == ["Chapter 1 Tuples", "Chapter 2 Dictionaries"]
+    assert all((s.cards, s.questions, s.pages_studied, s.quiz_answered, s.level) == (0, 0, 0, 0, "new")
+               for s in before.values())
+
+    made = desk.cards_from_section(doc.doc_id, "Chapter 2 Dictionaries", now=START).cards
+    answer = list(alice.ask("What is a memo?"))[-1]
+    assert not answer.refused and answer.citations[0].page_start == 2
+    desk.review(made[0].card_id, "good", START)
+    quiz = desk.quiz(doc.doc_id, mode="short", size=1, seed=1)
+    desk.answer(quiz[0], quiz[0].answer)
+
+    after = {s.title: s for s in desk.path(doc.doc_id, START + timedelta(minutes=1))}
+    second = after["Chapter 2 Dictionaries"]
+    assert second.cards == len(made) >= 2 and second.questions == 1 and second.pages_studied == 1 == second.pages
+    assert second.quiz_answered == second.quiz_correct == 1
+    assert second.score is not None and second.level in ("learning", "strong")
+    assert second.due == len(made) - 1                     # the reviewed card waits for its next day
+    first = after["Chapter 1 Tuples"]
+    assert (first.cards, first.questions, first.pages_studied, first.quiz_answered, first.level) == (0, 0, 0, 0, "new")
+
+    report = build_report(alice)
+    validate_report(report)
+    rows = [r for r in report["study"]["chapters"] if r["doc_id"] == doc.doc_id]
+    assert [r["title"] for r in rows] == ["Chapter 1 Tuples", "Chapter 2 Dictionaries"]
+    assert rows[1]["questions"] == 1 and rows[1]["cards"] == len(made) and rows[0]["level"] == "new"

@@ -275,11 +275,14 @@ def open_guide(ctx: Context, doc_id, request: gr.Request):
         return
     try:
         a = ctx.assistant_for(request)
+        standings = None
         for guide in a.document_guide_stages(doc_id):
+            standings = standings or a.study.path(doc_id)      # where the person stands, beside each chapter
             done = sum(1 for c in guide.chapters if c.questions is not None)
             status = "" if guide.checked else t(request, "guide_checking", done=done, total=len(guide.chapters))
             shown, asked = question_samples(guide)
-            yield status, guide_html(request, guide), gr.Dataset(samples=shown, visible=bool(shown)), asked
+            yield (status, guide_html(request, guide, standings), gr.Dataset(samples=shown, visible=bool(shown)),
+                   asked)
     except Exception as exc:  # noqa: BLE001
         yield failure(request, exc), gr.update(), gr.update(), gr.update()
 

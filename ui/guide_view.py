@@ -14,21 +14,28 @@ from assistant.views import markdown_html
 from ui.common import citation_label, pages_ref, short, t
 
 
-def guide_html(request, guide: DocumentGuide) -> str:
+def guide_html(request, guide: DocumentGuide, standings: list | None = None) -> str:
+    """The guide; `standings` (study.path, one per chapter in the same order) add where the person stands."""
     if not guide.chapters:
         return f'<div class="guide-empty">{html.escape(t(request, "guide_no_chapters"))}</div>'
     parts = [f'<div class="doc-guide" lang="{"zh" if guide.language == "zh" else "en"}">',
              f'<h3 class="guide-title">{html.escape(guide.title or guide.name)}</h3>']
-    for i, chapter in enumerate(guide.chapters):
-        parts.append(chapter_html(request, chapter, open_=i == 0))
+    standings = standings if standings and len(standings) == len(guide.chapters) else [None] * len(guide.chapters)
+    for i, (chapter, standing) in enumerate(zip(guide.chapters, standings)):
+        parts.append(chapter_html(request, chapter, open_=i == 0, standing=standing))
     parts.append("</div>")
     return "".join(parts)
 
 
-def chapter_html(request, chapter: GuideChapter, *, open_: bool) -> str:
+def chapter_html(request, chapter: GuideChapter, *, open_: bool, standing=None) -> str:
     pages = pages_ref(request, chapter.page_start, chapter.page_end)
     head = html.escape(chapter.title) + (f' <span class="guide-pages">{html.escape(pages)}</span>' if pages else "")
+    if standing is not None:
+        head += (f' <span class="guide-level guide-level-{standing.level}">'
+                 f'{html.escape(t(request, "mastery_" + standing.level))}</span>')
     out = [f'<details class="guide-chapter"{" open" if open_ else ""}><summary>{head}</summary>']
+    if standing is not None:
+        out.append(progress_html(request, standing))
     if chapter.sections:
         items = "".join(f'<li>{html.escape(s.title)}'
                         + (f' <span class="guide-pages">{html.escape(pages_ref(request, s.page_start, s.page_end))}'
@@ -58,6 +65,20 @@ def chapter_html(request, chapter: GuideChapter, *, open_: bool) -> str:
         out.append(f'<p class="guide-pending">{html.escape(t(request, "guide_no_questions"))}</p>')
     out.append("</details>")
     return "".join(out)
+
+
+def progress_html(request, standing) -> str:
+    """One line: pages studied, questions answered from the chapter, its cards and those due, the quiz, mastery."""
+    parts = []
+    if standing.pages:
+        parts.append(t(request, "guide_pages_studied", studied=standing.pages_studied, pages=standing.pages))
+    parts.append(t(request, "guide_questions_asked", n=standing.questions))
+    parts.append(t(request, "guide_cards", n=standing.cards, due=standing.due))
+    if standing.quiz_answered:
+        parts.append(t(request, "guide_quiz", correct=standing.quiz_correct, answered=standing.quiz_answered))
+    parts.append(t(request, "guide_mastery", level=t(request, "mastery_" + standing.level)))
+    return (f'<div class="guide-progress"><span class="guide-label">{html.escape(t(request, "guide_progress"))}</span> '
+            + html.escape(" · ".join(parts)) + "</div>")
 
 
 def question_samples(guide: DocumentGuide) -> tuple[list[list[str]], list[str]]:

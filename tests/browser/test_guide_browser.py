@@ -1,6 +1,7 @@
 """A document's study guide in Debian's Chromium against the real app with no model: the learner picks a book in
 the Documents tab, opens its guide (outline, cited chapter summaries, key terms, suggested questions), clicks a
-suggested question and asks it in Q&A — an English and a Chinese textbook. Screenshots 30-33 go to test-artefacts/.
+suggested question and asks it in Q&A — an English and a Chinese textbook — and sees the question counted on
+its chapter when the guide opens again. Screenshots 30-34 go to test-artefacts/.
 """
 from __future__ import annotations
 
@@ -61,6 +62,20 @@ def test_the_guide_of_an_english_book_and_a_suggested_question(library, artefact
     assert "2.2 Tuples" in text and "A variable is a name that refers to a value." in text
     assert "guide-python.md" in text                        # the summary's sources
     assert "A tuple is a sequence of values that is immutable." in answer and "not in your documents" not in answer
+    assert "questions answered from it: 0" in progress(text, 1) and "mastery: new" in progress(text, 1)
+
+    open_tab(library, "Documents")                          # the guide again: the question is on its chapter
+    open_guide(library, "guide-python.md", "Learning Python")
+    library.wait_for_function("() => document.querySelectorAll('#guide-view .guide-progress')[1]?.innerText"
+                              ".includes('questions answered from it: 1')")
+    library.screenshot(path=str(artefacts / "34-guide-progress-en.png"), full_page=True)
+    assert "questions answered from it: 0" in library.inner_text("#guide-view .guide-progress >> nth=0")
+
+
+def progress(guide_text: str, chapter: int) -> str:
+    """The progress line of the guide's `chapter`-th chapter (0-based) in its unfolded text."""
+    lines = [line for line in guide_text.splitlines() if line.lower().startswith("your progress")]   # CSS capitals it
+    return lines[chapter]
 
 
 def test_the_guide_of_a_chinese_book_and_a_suggested_question(library, artefacts):
