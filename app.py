@@ -133,6 +133,9 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
         # a suggested question of a document's guide, clicked: into the Q&A tab's question box
         documents.guide_questions.click(documents_tab.suggested_question, [documents.guide_questions,
                                                                             documents.guide_asked], [question_box, tabs])
+        # "Study this chapter" in a guide: cards from the chapter, then the Review tab with its quiz
+        documents.guide_study.click(bind(review_tab.study_chapter, review), [documents.select, documents.guide_chapter],
+                                    [tabs] + review_tab.study_outputs(review))
         demo.load(bind(on_load, ctx), None, [who, documents.table, documents.select, session, review.tab])
         demo.unload(bind(forget_tab, ctx))
 

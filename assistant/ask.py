@@ -185,11 +185,15 @@ def _memory_records(assistant, question: str, period: Period | None) -> list[Mem
     return refs
 
 
+QUOTE_START = 80     # characters of a cited quote kept with the question: enough to find its section again
+
+
 def _remember_interaction(assistant, result: AskResult, session_id: str) -> None:
     """What was asked, searched and cited. A refused question is remembered as not found, and an answer
     with unchecked sentences says so: memory must never turn a doubtful answer into a fact."""
     cited = [{"doc_id": c.doc_id, "doc_name": c.doc_name, "page_start": c.page_start, "page_end": c.page_end,
-              "score": c.score, "chunk_id": c.chunk_id} for c in result.citations]   # chunk: its chapter (study.path)
+              "score": c.score, "chunk_id": c.chunk_id, "quote_start": c.quote[:QUOTE_START]}
+             for c in result.citations]     # the chunk and where the quote starts place it in a chapter (study.path)
     labels = [c.label for c in result.citations]
     if result.refused:
         content = f"Asked: {result.question}\nNot found in the documents."

@@ -42,11 +42,14 @@ class StudyDesk:
 
     # == what can be studied =========================================================================
     def chapters(self, doc_id: str) -> list[str]:
-        """The document's top-level headings, in order: what "make cards from a chapter" offers."""
+        """What "make cards from a chapter" offers: the document's top-level headings in order, then the chapters
+        of its guide's outline that are not among them (a Markdown book's "# Title" over its chapters)."""
         seen: dict[str, None] = {}
         for chunk in self._chunks(doc_id):
             if chunk.heading_path:
                 seen.setdefault(chunk.heading_path[0], None)
+        for node in self.rag.document_outline(doc_id).outline.chapters():
+            seen.setdefault(node.title, None)
         return list(seen)
 
     def _chunks(self, doc_id: str) -> list[Chunk]:
@@ -344,19 +347,16 @@ class StudyDesk:
         """Where the person stands in each of the document's chapters (study.path.ChapterStanding), in the
         order the guide lists them."""
         from memory.types import MemoryType
-        from study.path import Cited, standings
+        from study.path import Cited, cited_headings, standings
         if self.rag.get_document(doc_id) is None:
             raise InvalidRequest("That document is not in your library; choose one from the list.", key="err_card_doc_unknown")
         moment = self._now(now)
         outline = self.rag.document_outline(doc_id)
-        headings = {c.chunk_id: tuple(c.heading_path) for c in outline.chunks}
         questions = []
         for item in self.memory.list([MemoryType.EPISODIC]):
             if item.metadata.get("kind") != "qa" or item.metadata.get("refused"):
                 continue
-            # a cited page says where; a passage's headings only where there are no pages (a chunk may run
-            # across a chapter's end: its headings are its first section's)
-            places = [Cited(c.get("page_start"), () if c.get("page_start") else headings.get(c.get("chunk_id") or "", ()))
+            places = [Cited(c.get("page_start"), () if c.get("page_start") else cited_headings(outline.outline, c))
                       for c in item.metadata.get("citations") or [] if isinstance(c, dict) and c.get("doc_id") == doc_id]
             if places:
                 questions.append(places)

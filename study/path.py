@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
-from rag.outline import OutlineNode
+from rag.outline import Outline, OutlineNode
 from study.mastery import blend
 from study.types import SECTION_JOIN, Card
 
@@ -42,6 +42,17 @@ class Cited:
     """One place a question was answered from."""
     page: int | None
     heading_path: tuple[str, ...] = ()
+
+
+def cited_headings(outline: Outline, citation: dict) -> tuple[str, ...]:
+    """The headings a stored citation of a document without pages lies under: those of the piece of its chunk
+    that holds the start of its quote (a chunk may run across a chapter's end, under its first section's
+    headings), else those of the chunk's first piece."""
+    pieces = [p for p in outline.pieces if p.chunk_id == citation.get("chunk_id")]
+    start = " ".join((citation.get("quote_start") or "").split())[:40]
+    holding = [p for p in pieces if start and start in " ".join(p.text.split())]
+    chosen = holding or pieces
+    return tuple(chosen[0].heading_path) if chosen else ()
 
 
 def chapter_index(nodes: list[OutlineNode], heading_path: tuple[str, ...] | list[str],

@@ -368,3 +368,21 @@ def test_each_chapter_shows_where_the_person_stands(library):
     rows = [r for r in report["study"]["chapters"] if r["doc_id"] == doc.doc_id]
     assert [r["title"] for r in rows] == ["Chapter 1 Tuples", "Chapter 2 Dictionaries"]
     assert rows[1]["questions"] == 1 and rows[1]["cards"] == len(made) and rows[0]["level"] == "new"
+
+
+def test_a_book_under_one_title_offers_its_guide_chapters_for_cards(settings, tmp_path):
+    """A Markdown book's "# Title" is its only top-level heading: its guide's chapters are offered too, so "Study
+    this chapter" in the guide and "make cards from a chapter" in Review name the same chapters."""
+    from tests.test_shapes import BOOK as MARKDOWN_BOOK
+    path = tmp_path / "python.md"
+    path.write_text(MARKDOWN_BOOK, encoding="utf-8")
+    alice = get_assistant("alice", settings)
+    alice.load_document(path)
+    doc = alice.list_documents()[0]
+    chapters = alice.study.chapters(doc.doc_id)
+    assert chapters == ["Learning Python", "Chapter 1 Values and variables", "Chapter 2 Lists and tuples",
+                        "Chapter 3 Files"]
+    made = alice.study.cards_from_section(doc.doc_id, "Chapter 2 Lists and tuples", now=START)
+    assert made.cards and all("Chapter 2 Lists and tuples" in c.section for c in made.cards)
+    quiz = alice.study.quiz(doc.doc_id, heading="Chapter 2 Lists and tuples", size=3, seed=1)
+    assert quiz and {q.card_id for q in quiz} <= {c.card_id for c in made.cards}

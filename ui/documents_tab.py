@@ -28,11 +28,14 @@ _running_lock = threading.Lock()
 
 class DocumentsTab(NamedTuple):
     """What the page load fills (app.py): the library table and the document picker; and what app.py wires to
-    the Q&A tab: the guide's suggested questions (clicked: `suggested_question`) and the questions they stand for."""
+    the Q&A tab: the guide's suggested questions (clicked: `suggested_question`) and the questions they stand for;
+    and to the Review tab: the guide's chapter picker and its "Study this chapter" button."""
     table: gr.Dataframe
     select: gr.Dropdown
     guide_questions: gr.Dataset
     guide_asked: gr.State
+    guide_chapter: gr.Dropdown
+    guide_study: gr.Button
 
 
 def build(ctx: Context, tab: gr.Tab, session: gr.State) -> DocumentsTab:
@@ -51,6 +54,9 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> DocumentsTab:
     guide_questions = gr.Dataset(label=_("guide_questions"), components=[gr.Textbox(visible=False)], samples=[],
                                  type="index", samples_per_page=40, visible=False, elem_id="guide-questions")
     guide_asked = gr.State([])
+    with gr.Row():
+        guide_chapter = gr.Dropdown(label=_("guide_chapter"), choices=[], visible=False, elem_id="guide-chapter", scale=3)
+        guide_study = gr.Button(_("guide_study"), visible=False, elem_id="guide-study", scale=1)
     guide_view = gr.HTML(elem_id="guide-view")
 
     upload_stop = gr.Button(_("upload_stop"), variant="stop", size="sm", elem_id="upload-stop", visible=False)
@@ -61,9 +67,10 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> DocumentsTab:
     refresh = bind(refresh_documents, ctx)
     doc_refresh.click(refresh, None, [doc_table, doc_select])
     tab.select(refresh, None, [doc_table, doc_select])
-    guide_open.click(bind(open_guide, ctx), [doc_select], [guide_status, guide_view, guide_questions, guide_asked],
+    guide_open.click(bind(open_guide, ctx), [doc_select],
+                     [guide_status, guide_view, guide_questions, guide_asked, guide_chapter, guide_study],
                      concurrency_limit=2)
-    return DocumentsTab(doc_table, doc_select, guide_questions, guide_asked)
+    return DocumentsTab(doc_table, doc_select, guide_questions, guide_asked, guide_chapter, guide_study)
 
 
 def extent(request, pages: int, sections: int | None) -> str:
@@ -271,7 +278,7 @@ def open_guide(ctx: Context, doc_id, request: gr.Request):
     (only on the first open: the checked questions are kept)."""
     if not doc_id:
         gr.Warning(t(request, "msg_pick_document"))
-        yield t(request, "msg_pick_document"), gr.update(), gr.update(), gr.update()
+        yield t(request, "msg_pick_document"), *[gr.update()] * 5
         return
     try:
         a = ctx.assistant_for(request)
@@ -281,10 +288,12 @@ def open_guide(ctx: Context, doc_id, request: gr.Request):
             done = sum(1 for c in guide.chapters if c.questions is not None)
             status = "" if guide.checked else t(request, "guide_checking", done=done, total=len(guide.chapters))
             shown, asked = question_samples(guide)
+            titles = [c.title for c in guide.chapters]
             yield (status, guide_html(request, guide, standings), gr.Dataset(samples=shown, visible=bool(shown)),
-                   asked)
+                   asked, gr.update(choices=titles, value=titles[0] if titles else None, visible=bool(titles)),
+                   gr.update(visible=bool(titles)))
     except Exception as exc:  # noqa: BLE001
-        yield failure(request, exc), gr.update(), gr.update(), gr.update()
+        yield failure(request, exc), *[gr.update()] * 5
 
 
 def suggested_question(index, asked):

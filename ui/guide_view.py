@@ -13,6 +13,8 @@ from assistant.guide import DocumentGuide, GuideChapter
 from assistant.views import markdown_html
 from ui.common import citation_label, pages_ref, short, t
 
+LEVEL_TEXT = {"strong": "mastery_strong", "learning": "mastery_learning", "weak": "mastery_weak", "new": "mastery_new"}
+
 
 def guide_html(request, guide: DocumentGuide, standings: list | None = None) -> str:
     """The guide; `standings` (study.path, one per chapter in the same order) add where the person stands."""
@@ -32,7 +34,7 @@ def chapter_html(request, chapter: GuideChapter, *, open_: bool, standing=None) 
     head = html.escape(chapter.title) + (f' <span class="guide-pages">{html.escape(pages)}</span>' if pages else "")
     if standing is not None:
         head += (f' <span class="guide-level guide-level-{standing.level}">'
-                 f'{html.escape(t(request, "mastery_" + standing.level))}</span>')
+                 f'{html.escape(t(request, LEVEL_TEXT[standing.level]))}</span>')
     out = [f'<details class="guide-chapter"{" open" if open_ else ""}><summary>{head}</summary>']
     if standing is not None:
         out.append(progress_html(request, standing))
@@ -76,7 +78,7 @@ def progress_html(request, standing) -> str:
     parts.append(t(request, "guide_cards", n=standing.cards, due=standing.due))
     if standing.quiz_answered:
         parts.append(t(request, "guide_quiz", correct=standing.quiz_correct, answered=standing.quiz_answered))
-    parts.append(t(request, "guide_mastery", level=t(request, "mastery_" + standing.level)))
+    parts.append(t(request, "guide_mastery", level=t(request, LEVEL_TEXT[standing.level])))
     return (f'<div class="guide-progress"><span class="guide-label">{html.escape(t(request, "guide_progress"))}</span> '
             + html.escape(" · ".join(parts)) + "</div>")
 

@@ -8,12 +8,14 @@ from dataclasses import asdict, dataclass
 import gradio as gr
 
 from assistant import files as served
+from core.errors import InvalidRequest
 from rag.types import Citation
 from study.exchange import MAX_SIDE_CHARS, NO_BACK, NO_FRONT, TOO_LONG, ImportResult
 from study.types import QuizQuestion
 from ui.common import Context, _, as_text, bind, cols, failure, pages_ref, saved_page, short, t, when
 
 GRADE_BUTTONS = ("again", "hard", "good", "easy")
+STUDY_QUIZ_SIZE = 5          # "Study this chapter": a short quiz, after the summary and the key terms
 
 
 @dataclass
@@ -35,6 +37,9 @@ class ReviewTab:
     turn: gr.Dropdown
     table: gr.Dataframe
     pick: gr.Dropdown
+    make_status: gr.Markdown
+    quiz_box: gr.Accordion
+    quiz_outputs: list                 # quiz state, question, choices, answer box, submit button, result
 
 
 def build(ctx: Context, tab: gr.Tab) -> ReviewTab:
@@ -71,7 +76,7 @@ def build(ctx: Context, tab: gr.Tab) -> ReviewTab:
             from_turn = gr.Button(_("cards_from_turn"), elem_id="cards-make-turn")
         make_status = gr.Markdown(elem_id="cards-status")
 
-    with gr.Accordion(_("quiz_title"), open=False, elem_id="quiz"):
+    with gr.Accordion(_("quiz_title"), open=False, elem_id="quiz") as quiz_box:
         with gr.Row():
             quiz_mode = gr.Radio([(_("quiz_choice"), "choice"), (_("quiz_short"), "short")], value="choice",
                                  label=_("quiz_mode"), elem_id="quiz-mode")
@@ -98,12 +103,14 @@ def build(ctx: Context, tab: gr.Tab) -> ReviewTab:
         import_file = gr.File(label=_("cards_import"), file_types=[".csv", ".txt", ".tsv"], elem_id="cards-import")
         deck_status = gr.Markdown(elem_id="deck-status")
 
+    quiz_outputs = [quiz_state, quiz_question, quiz_choices, quiz_answer, quiz_submit, quiz_result]
     ui = ReviewTab(ctx, tab, due_line, front, back, grades, show, status, page, current, doc, chapter, note, turn,
-                   table, pick)
+                   table, pick, make_status, quiz_box, quiz_outputs)
     card_outputs = [current, due_line, front, back, grades, show, page, status, tab]
     refresh = bind(refresh_review, ui)
     tab.select(refresh, None, card_outputs + [doc, note, turn, table, pick])
-    doc.change(bind(chapters_of, ctx), [doc], [chapter])
+    # .input, not .change: a guide's "Study this chapter" sets the document and its chapter together
+    doc.input(bind(chapters_of, ctx), [doc], [chapter])
     show.click(lambda: (gr.update(visible=True), gr.update(visible=True), gr.update(interactive=False)),
                None, [back, grades, show], api_name=False)
     review = bind(grade_card, ui)
@@ -115,7 +122,6 @@ def build(ctx: Context, tab: gr.Tab) -> ReviewTab:
     from_pages.click(make, [gr.State("pages"), doc, chapter, first, last, note, turn, use_llm], made_outputs)
     from_note.click(make, [gr.State("note"), doc, chapter, first, last, note, turn, use_llm], made_outputs)
     from_turn.click(make, [gr.State("turn"), doc, chapter, first, last, note, turn, use_llm], made_outputs)
-    quiz_outputs = [quiz_state, quiz_question, quiz_choices, quiz_answer, quiz_submit, quiz_result]
     quiz_start.click(bind(start_quiz, ctx), [doc, chapter, quiz_mode], quiz_outputs)
     quiz_submit.click(bind(answer_quiz, ctx), [quiz_state, quiz_choices, quiz_answer], quiz_outputs)
     pick.change(bind(pick_card, ctx), [pick], [edit_front, edit_back])
@@ -245,6 +251,36 @@ def make_cards(ui: ReviewTab, source, doc_id, chapter, first, last, note_id, tur
         return [message] + next_card(ui, request) + deck_view(ui, request)
     except Exception as exc:  # noqa: BLE001
         return [failure(request, exc)] + [gr.update()] * 11
+
+
+def study_outputs(ui: ReviewTab) -> list:
+    """What "Study this chapter" (study_chapter) fills, after the tab switch (app.py adds the Tabs first)."""
+    return ([ui.doc, ui.chapter, ui.make_status, ui.quiz_box] + ui.quiz_outputs
+            + [ui.current, ui.due_line, ui.front, ui.back, ui.grades, ui.show, ui.page, ui.status, ui.tab]
+            + [ui.table, ui.pick])
+
+
+def study_chapter(ui: ReviewTab, doc_id, chapter, request: gr.Request):
+    """A guide's "Study this chapter": cards made from the chapter (the ones it has are kept), then the Review tab
+    with that chapter picked, its due cards first and a short quiz on it open below; the guide showed its
+    summary and key terms before."""
+    try:
+        if not doc_id or not chapter:
+            raise InvalidRequest("Open a document's guide and pick one of its chapters first.",
+                                 key="err_study_pick_chapter")
+        a = ui.ctx.assistant_for(request)
+        desk = a.study
+        made = desk.cards_from_section(doc_id, chapter)
+        message = t(request, "msg_study_chapter", chapter=chapter, new=len(made.cards), total=len(desk.cards(doc_id)))
+        questions = desk.quiz(doc_id, heading=chapter, mode="choice", size=STUDY_QUIZ_SIZE)
+        quiz = _quiz_view({"questions": [asdict(q) for q in questions], "i": 0, "right": 0}, request, "")
+        docs = [(d.name, d.doc_id) for d in a.list_documents()]
+        return ([gr.Tabs(selected="review"), gr.update(choices=docs, value=doc_id),
+                 gr.update(choices=desk.chapters(doc_id), value=chapter), message, gr.Accordion(open=True), *quiz]
+                + next_card(ui, request) + deck_view(ui, request))
+    except Exception as exc:  # noqa: BLE001
+        gr.Warning(failure(request, exc))
+        return [gr.update()] * (1 + len(study_outputs(ui)))
 
 
 def start_quiz(ctx: Context, doc_id, chapter, mode, request: gr.Request):

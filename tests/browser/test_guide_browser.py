@@ -1,7 +1,8 @@
 """A document's study guide in Debian's Chromium against the real app with no model: the learner picks a book in
 the Documents tab, opens its guide (outline, cited chapter summaries, key terms, suggested questions), clicks a
 suggested question and asks it in Q&A — an English and a Chinese textbook — and sees the question counted on
-its chapter when the guide opens again. Screenshots 30-34 go to test-artefacts/.
+its chapter when the guide opens again; then studies a chapter (cards from it, the Review tab, a short quiz on
+it) and sees its standing move on the guide. Screenshots 30-36 go to test-artefacts/.
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from tests.browser.conftest import open_local, open_tab, upload
 from tests.browser.test_answers_browser import ask
+from tests.browser.test_review_browser import choose
 from tests.test_shapes import BOOK, BOOK_ZH
 
 pytestmark = pytest.mark.browser
@@ -66,10 +68,11 @@ def test_the_guide_of_an_english_book_and_a_suggested_question(library, artefact
 
     open_tab(library, "Documents")                          # the guide again: the question is on its chapter
     open_guide(library, "guide-python.md", "Learning Python")
-    library.wait_for_function("() => document.querySelectorAll('#guide-view .guide-progress')[1]?.innerText"
+    # textContent: a folded chapter's innerText is empty
+    library.wait_for_function("() => document.querySelectorAll('#guide-view .guide-progress')[1]?.textContent"
                               ".includes('questions answered from it: 1')")
     library.screenshot(path=str(artefacts / "34-guide-progress-en.png"), full_page=True)
-    assert "questions answered from it: 0" in library.inner_text("#guide-view .guide-progress >> nth=0")
+    assert "questions answered from it: 0" in library.text_content("#guide-view .guide-progress >> nth=0")
 
 
 def progress(guide_text: str, chapter: int) -> str:
@@ -84,3 +87,38 @@ def test_the_guide_of_a_chinese_book_and_a_suggested_question(library, artefacts
     assert "第 2 章 模型评估" in text and "2.1 经验误差与过拟合" in text
     assert "过拟合是指学习器" in text and "什么是过拟合？" in text
     assert "欠拟合" in answer and "not in your documents" not in answer
+
+
+def test_studying_a_chapter_walks_through_cards_and_a_quiz_and_moves_its_standing(library, artefacts):
+    page = library
+    open_tab(page, "Documents")
+    open_guide(page, "guide-python.md", "Learning Python")
+    choose(page, "#guide-chapter", "Chapter 1 Values and variables")
+    page.click("#guide-study")
+    page.wait_for_selector("button[role=tab][aria-selected=true]:has-text('Review')")
+    page.wait_for_function("() => document.querySelector('#cards-status').innerText.includes("
+                           "'Studying Chapter 1 Values and variables')")
+    assert page.input_value("#cards-chapter input") == "Chapter 1 Values and variables"
+    page.wait_for_function("() => document.querySelector('#quiz-question').innerText.includes('Question 1 of')")
+    page.screenshot(path=str(artefacts / "35-study-chapter-en.png"), full_page=True)
+    total = int(page.inner_text("#quiz-question").split("Question 1 of ")[1].split()[0])
+    for i in range(total):
+        page.wait_for_function("n => document.querySelector('#quiz-question').innerText.includes(n)",
+                               arg=f"Question {i + 1} of")
+        page.wait_for_selector("#quiz-choices label, #quiz-answer textarea", state="visible")
+        if page.is_visible("#quiz-choices label"):          # too few cards for choices: a short answer
+            page.click("#quiz-choices label >> nth=0")
+        else:
+            page.fill("#quiz-answer textarea", "variable")
+        page.click("#quiz-submit")
+        page.wait_for_function("n => !document.querySelector('#quiz-question').innerText.includes(n)",
+                               arg=f"Question {i + 1} of")
+    assert "right" in page.inner_text("#quiz-question")
+
+    open_tab(page, "Documents")                             # the chapter's standing has moved
+    open_guide(page, "guide-python.md", "Learning Python")
+    page.wait_for_function("n => (document.querySelectorAll('#guide-view .guide-progress')[0]?.textContent || '')"
+                           ".includes(n)", arg=f"of {total} right")
+    first = page.text_content("#guide-view .guide-progress >> nth=0")
+    page.screenshot(path=str(artefacts / "36-guide-after-study-en.png"), full_page=True)
+    assert "cards: 0" not in first and "mastery: new" not in first, first
