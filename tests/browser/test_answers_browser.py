@@ -180,7 +180,8 @@ def test_fenced_code_stays_code(learner, tmp_path):
     page.wait_for_function("() => document.querySelector('#doc-status').innerText.includes('1 of 1 files added')",
                            timeout=60_000)
     page.click("button[role=tab]:has-text('Q&A')")
-    ask(page, "How do I write factorial in Python?")
+    # the study guide PDF speaks of factorials in prose too: the question names what the notes say
+    ask(page, "How do I write a recursive factorial function in Python?")
     last = page.query_selector_all('#chat [data-testid="bot"]')[-1]
     code = last.query_selector("pre code")
     assert code is not None, last.inner_html()
