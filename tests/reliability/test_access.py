@@ -325,7 +325,7 @@ def test_failed_logins_lock_a_name_only_where_they_came_from(reliability, app):
     assert locked.status_code == 429 and f"try again in {LOCKOUT} seconds" in locked.json()["detail"]
     assert locked.headers["retry-after"] == str(LOCKOUT)
     reliability.record(SECTION, "6th login for bob from the address that failed 5 times (right password)",
-                       outcome(locked))
+                       f"{outcome(locked)} (this app: LOGIN_LOCKOUT_S={LOCKOUT}; 60 s by default)")
     elsewhere = try_login(app, "bob", USERS["bob"], "127.0.0.1")
     assert elsewhere.status_code == 200
     reliability.record(SECTION, "bob logs in from his own address meanwhile", outcome(elsewhere))
