@@ -18,7 +18,7 @@ from fsrs import Card as FsrsCard
 from fsrs import Rating, Scheduler
 
 from assistant.report import validate_report
-from tests.browser.conftest import USERS, login, open_tab, running_app
+from tests.browser.conftest import BROWSER_WAIT_MS, USERS, login, open_tab, running_app
 from tests.browser.pdfgen import make_pdf
 from tests.test_study import BOOK
 
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.browser
 NOTE = "A memo is a computed value kept for later use so it is not computed again."
 
 
-def wait_text(page, selector: str, needle: str, timeout: int = 60_000) -> str:
+def wait_text(page, selector: str, needle: str, timeout: int = BROWSER_WAIT_MS) -> str:
     page.wait_for_function("([s, n]) => { const e = document.querySelector(s); return e && e.innerText.includes(n); }",
                            arg=[selector, needle], timeout=timeout)
     return page.inner_text(selector)
