@@ -346,24 +346,30 @@ class StudyDesk:
     def path(self, doc_id: str, now: datetime | None = None) -> list:
         """Where the person stands in each of the document's chapters (study.path.ChapterStanding), in the
         order the guide lists them."""
-        from memory.types import MemoryType
-        from study.path import Cited, cited_headings, standings
         if self.rag.get_document(doc_id) is None:
             raise InvalidRequest("That document is not in your library; choose one from the list.", key="err_card_doc_unknown")
-        moment = self._now(now)
+        return self._path(doc_id, self._now(now), self.cards(doc_id), self.store.quiz_answers(self.user_id),
+                          self._answered_questions(), self.studied_pages())
+
+    def _answered_questions(self) -> list:
+        """The person's answered (not refused) questions, as stored: their citations place them in chapters."""
+        from memory.types import MemoryType
+        return [item for item in self.memory.list([MemoryType.EPISODIC])
+                if item.metadata.get("kind") == "qa" and not item.metadata.get("refused")]
+
+    def _path(self, doc_id: str, moment: datetime, cards: list[Card], answers: list, asked: list,
+              studied: dict[str, set[int]]) -> list:
+        """`path` from what the caller has read already (the report reads it once for every document)."""
+        from study.path import Cited, cited_headings, standings
         outline = self.rag.document_outline(doc_id)
         questions = []
-        for item in self.memory.list([MemoryType.EPISODIC]):
-            if item.metadata.get("kind") != "qa" or item.metadata.get("refused"):
-                continue
+        for item in asked:
             places = [Cited(c.get("page_start"), () if c.get("page_start") else cited_headings(outline.outline, c))
                       for c in item.metadata.get("citations") or [] if isinstance(c, dict) and c.get("doc_id") == doc_id]
             if places:
                 questions.append(places)
-        cards = self.cards(doc_id)
         due = {c.card_id for c in cards if c.due is not None and c.due <= moment}
-        return standings(outline.outline.chapters(), cards, self.store.quiz_answers(self.user_id), questions,
-                         self.studied_pages().get(doc_id, set()), due, moment)
+        return standings(outline.outline.chapters(), cards, answers, questions, studied.get(doc_id, set()), due, moment)
 
     def progress(self, now: datetime | None = None) -> dict:
         """The study part of the learning report: plain data (see docs/report.schema.json, "study")."""
@@ -374,7 +380,9 @@ class StudyDesk:
         concepts = mastery(cards, answers, moment)
         chapters = [(d.doc_id, d.name, c, first, last) for d in self.rag.list_documents()
                     for c, first, last in self.chapter_pages(d.doc_id)]
-        covered = coverage(chapters, self.studied_pages())
+        studied = self.studied_pages()
+        covered = coverage(chapters, studied)
+        asked = self._answered_questions()
         due = self.due(moment)
         return {
             "cards": len(cards), "due_now": len(due), "reviews": len(self.store.reviews(self.user_id)),
@@ -385,7 +393,9 @@ class StudyDesk:
                           "last_page": c.last_page, "pages": c.pages, "studied_pages": len(c.studied_pages),
                           "studied": c.studied} for c in covered],
             "chapters": [{"doc_id": d.doc_id, "doc_name": d.name, **standing.to_dict()}
-                         for d in self.rag.list_documents() for standing in self.path(d.doc_id, moment)],
+                         for d in self.rag.list_documents()
+                         for standing in self._path(d.doc_id, moment, [c for c in cards if c.doc_id == d.doc_id],
+                                                    answers, asked, studied)],
             "review_next": [{"card_id": c.card_id, "front": c.front, "concept": c.concept, "doc_name": c.doc_name,
                              "page": c.page, "due": c.due.isoformat() if c.due else None}
                             for c in review_next(due, concepts, cards)],

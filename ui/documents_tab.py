@@ -283,8 +283,9 @@ def open_guide(ctx: Context, doc_id, request: gr.Request):
     try:
         a = ctx.assistant_for(request)
         standings = None
-        for guide in a.document_guide_stages(doc_id):
-            standings = standings or a.study.path(doc_id)      # where the person stands, beside each chapter
+        for guide in a.document_guide_stages(doc_id):         # says first when the document is gone
+            if standings is None:
+                standings = a.study.path(doc_id)            # where the person stands, beside each chapter
             done = sum(1 for c in guide.chapters if c.questions is not None)
             status = "" if guide.checked else t(request, "guide_checking", done=done, total=len(guide.chapters))
             shown, asked = question_samples(guide)
