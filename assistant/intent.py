@@ -80,6 +80,9 @@ DOCUMENT_EXAMPLES = [
     "请给我举个例子。", "我想弄懂化学键是怎么形成的。", "帮我比较一下这两种方法。",
     "我想写一个循环，书上有示例吗？", "课本里说能量守恒，这句话怎么理解？", "帮我列一下第一章的重点。",
     "我对这一章的结论有疑问，能帮我解读吗？",
+    # building or doing something oneself, with the book as the guide
+    "I want to build a small search engine myself; what parts do I need?", "I'd like to set up a simple web server, where do I start?",
+    "我想自己实现一个简单的分类器，需要哪些步骤？", "我打算动手做一个推荐系统，要准备哪些组件？", "我要自己训练一个小模型，流程是什么？",
     # "learning" inside a topic's name (机器学习, reinforcement learning) is no sign of the person's learning
     "Give me an overview of how reinforcement learning works.", "What is the difference between online and batch learning?",
     "深度学习和强化学习有什么不同？", "给我介绍一下迁移学习。", "请帮我概述一下这场战争的背景。", "帮我简单介绍一下宏观经济学的基本问题。",

@@ -23,6 +23,7 @@ from rag.evidence import Evidence, SentenceCheck, Unit, answer_sentences, split_
 from rag.injection import is_instruction
 from rag.support import check as support_check
 from rag.types import CITATION_MARK, Answer, Citation, SearchHit
+from rag.worked import introduction, worked_example
 
 MAX_SHORT_ANSWER_CHARS = 320
 QUOTE_MAX_CHARS = 200             # a supporting quote; the whole sentence is in its source's passage
@@ -293,14 +294,8 @@ def _continuation(ev: Evidence, sentences: int, limit: int) -> str:
 
 def _introduction(ev: Evidence) -> str:
     """The sentence right before a code unit, when it introduces it ("… like this:", "例如："): shown above it."""
-    if ev.unit.kind != "code":
-        return ""
-    units = split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix)
-    before = [u for u in units if u.end <= ev.unit.start]
-    if before and before[-1].kind == "sentence" and len(before[-1].text) <= QUOTE_MAX_CHARS * 2 and \
-            not is_instruction(before[-1].text):
-        return before[-1].text
-    return ""
+    intro = introduction(ev)
+    return intro.text if intro else ""
 
 
 def answering_units(evidence: list[Evidence], *, max_quotes: int = 3, min_relative: float = 0.6) -> list[Evidence]:
@@ -320,14 +315,17 @@ def answering_units(evidence: list[Evidence], *, max_quotes: int = 3, min_relati
 
 def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: int = 3,
                       min_relative: float = 0.6, budget: int = EXTRACTIVE_BUDGET_CHARS,
-                      lead_sentences: int = 0) -> Answer:
+                      lead_sentences: int = 0, worked_chars: int = 0) -> Answer:
     """The best unit as the short answer, then up to `max_quotes` supporting units nearly as good,
     none repeating another, each cited in order of appearance. `lead_sentences`: the sentences after the
-    best unit shown with it (an explanation, a reason); code is shown under the sentence introducing it."""
+    best unit shown with it (an explanation, a reason); code is shown under the sentence introducing it.
+    `worked_chars`: each unit is shown with what follows it — an example's code and sentences whole
+    (rag.worked) — about this long for the first, half of it for the others."""
     chosen = _within_budget(answering_units(evidence, max_quotes=max_quotes, min_relative=min_relative), budget)
     numbers: dict[str, int] = {}
     citations: list[Citation] = []
     lines: list[str] = []
+    worked_shown: set[tuple[str, int]] = set()
     for i, ev in enumerate(chosen):
         if i and _already_said(ev.unit.text, "\n\n".join(lines)):   # shown as the first unit's example or continuation
             continue
@@ -342,6 +340,16 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
             if c.page_start is not None and extra.page_start is not None:
                 c.page_start, c.page_end = min(c.page_start, extra.page_start), max(c.page_end, extra.page_end)
         shown, mark = _with_example(ev), f"[{numbers[cid]}]"
+        if worked_chars:
+            if (cid, ev.unit.start) in worked_shown:      # inside an example already shown
+                continue
+            worked = worked_example(ev, worked_chars if i == 0 else worked_chars // 2, mark, lead_bold=i == 0,
+                                    code_only=i > 0, shown=worked_shown)
+            cited = citations[numbers[cid] - 1]
+            if cited.quote.endswith(ev.unit.text):        # the unit grows into the example it begins
+                cited.quote = cited.quote[:len(cited.quote) - len(ev.unit.text)] + worked.quote
+            lines.append(worked.markdown)
+            continue
         more = _continuation(ev, lead_sentences, budget // 2) if i == 0 and lead_sentences else ""
         intro = _introduction(ev) if i == 0 else ""
         if more or intro:   # the quote a citation highlights is all the answer shows of it
@@ -380,7 +388,8 @@ def _quote(ev: Evidence, mark: str) -> str:
     return f"> {shown} {mark}"
 
 
-def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, budget: int = EXTRACTIVE_BUDGET_CHARS) -> str:
+def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, budget: int = EXTRACTIVE_BUDGET_CHARS,
+                         worked_chars: int = 0) -> str:
     """Under a composed answer, the document's own words that answer best — the units the extractive
     answer would show, within the same length budget — leaving out what the answer already says: the
     learner reads the source, not only a small model's paraphrase of it, which may drop or swap a word
@@ -390,7 +399,13 @@ def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, budget: in
         return ""
     quotes: list[Evidence] = []
     used = len(said)
+    # an example question's answer shows the book's example whole (rag.worked) unless the model copied its code
+    worked = (evidence[0].hit.chunk.chunk_id, evidence[0].unit.start) \
+        if worked_chars and "```" not in answer.text else None
     for ev in answering_units(evidence):
+        if (ev.hit.chunk.chunk_id, ev.unit.start) == worked:
+            quotes.append(ev)
+            continue
         if _already_said(ev.unit.text, said):
             continue
         used += len(_shown(ev.unit, QUOTE_MAX_CHARS))
@@ -405,7 +420,12 @@ def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, budget: in
             answer.citations.append(cited)
         elif ev.unit.text not in cited.quote:
             cited.quote += " … " + ev.unit.text
-        added += "\n\n" + _quote(ev, f"[{cited.n}]")
+        if (ev.hit.chunk.chunk_id, ev.unit.start) == worked:
+            shown = worked_example(ev, worked_chars, f"[{cited.n}]", lead_bold=False)
+            cited.quote = shown.quote if cited.quote == ev.unit.text else f"{cited.quote} … {shown.quote}"
+            added += "\n\n" + shown.markdown
+        else:
+            added += "\n\n" + _quote(ev, f"[{cited.n}]")
     answer.text += added
     return added
 

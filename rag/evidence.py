@@ -354,7 +354,7 @@ _REASON = re.compile(r"\b(because|since|so that|in order to|the reason|this is w
 _STEP = re.compile(r"^\s*(\d+[.)]\s|step\b|first\b|then\b|next\b|finally\b)|\b(you can|to do this|use the)\b|"
                    r"首先|然后|接着|最后|步骤|第[一二三四五六七八九十]步|可以通过|可以用|只需", re.IGNORECASE)
 _EXAMPLE = re.compile(r"\b(for example|for instance|e\.g\.|such as|here is|here's|like this|as an example|consider|"
-                      r"following)\b|例如|比如|举例|如下|示例|例子|下面是|以下是|例如", re.IGNORECASE)
+                      r"following|suppose|imagine)\b|例如|比如|举例|如下|示例|例子|下面是|以下是|假设|假如|设想", re.IGNORECASE)
 KIND_CUES: dict[str, list[tuple[tuple[str, ...], re.Pattern | None, float]]] = {
     "why": [(("sentence",), _REASON, 0.08)],
     "howto": [(("code",), None, 0.08), (("sentence",), _STEP, 0.05)],

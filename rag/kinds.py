@@ -66,14 +66,39 @@ class KindClassifier:
         return KindDecision(kind, scores[max(scores, key=scores.get)], scores)
 
 
+# An explicit ask for an example anywhere in a question with several asks ("how is the first split chosen?
+# show me the example") makes it an example question; otherwise the first ask says the kind.
+_DECIDES_ANYWHERE = ("example",)
+_SURE = 0.5
+_AFTER_QUESTION_MARK = re.compile(r"(?<=[?？])(?=\S)")     # 是什么？为什么… (Chinese puts no space after it)
+
+
+def _asks(question: str) -> list[str]:
+    """The question's asks, cut where a second one begins (rag.parts.PART_BREAKS), however short each is."""
+    from rag.parts import PART_BREAKS
+    parts = [question.strip()]
+    for pattern in (*PART_BREAKS, _AFTER_QUESTION_MARK):
+        parts = [piece.strip(" ,，;；") for part in parts for piece in pattern.split(part)]
+    return [p for p in parts if p]
+
+
 _classifier: KindClassifier | None = None
 _lock = threading.Lock()
 
 
 def classify_kind(question: str) -> KindDecision:
-    """The kind of the question (one classifier per process, trained on first use)."""
+    """The kind of the question (one classifier per process, trained on first use). A question asking two
+    things ("X 是什么？为什么要用它？") takes its first ask's kind — two questions in one read like a comparison
+    to the classifier — unless a later ask is surely for an example."""
     global _classifier
     with _lock:
         if _classifier is None:
             _classifier = KindClassifier()
-    return _classifier.classify(question)
+    asks = _asks(question)
+    if len(asks) < 2:
+        return _classifier.classify(question)
+    decisions = [_classifier.classify(ask) for ask in asks]
+    for decision in decisions[1:]:
+        if decision.kind in _DECIDES_ANYWHERE and decision.confidence >= _SURE:
+            return decision
+    return decisions[0]

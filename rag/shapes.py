@@ -2,7 +2,8 @@
 
 - lookup: the sentence that answers, then a few that back it (rag.answer.extractive_answer);
 - explain / why: the definition or the reason first, with the sentences that carry it on, then support;
-- example / how-to: the book's code or steps whole, under the sentence that introduces them;
+- example / how-to: the book's code or steps whole, under the sentence that introduces them, with what follows
+  them in the section (rag.worked);
 - compare: each side retrieved on its own and set side by side, a sentence naming both first;
 - summarize: the scope's sections in order, one key sentence each, then its key terms (rag.summary).
 With a model, the model writes the opening in plain words (`Shape.instruction`, checked sentence by sentence)
@@ -27,6 +28,7 @@ class Shape:
     instruction: str            # what a composing model is asked to do, beyond citing (English)
     instruction_zh: str
     max_tokens: int             # a local model's longest answer
+    worked_chars: int = 0       # each quote shown with what follows it in its section, about this long (rag.worked)
 
     def instruction_for(self, zh: bool) -> str:
         return self.instruction_zh if zh else self.instruction
@@ -38,9 +40,9 @@ SHAPES: dict[str, Shape] = {
                      "用通俗的话解释：先说它是什么，再说它如何起作用。", 220),
     "why": Shape("why", 1000, 3, 2, "Give the reason first, then explain it.", "先说原因，再解释。", 220),
     "howto": Shape("howto", 1100, 3, 2, "Give the steps in order. Keep code exactly as the sources write it.",
-                   "按顺序给出步骤，代码和公式照来源原样写。", 240),
+                   "按顺序给出步骤，代码和公式照来源原样写。", 240, worked_chars=900),
     "example": Shape("example", 1100, 2, 1, "Show the example from the sources and say what it shows.",
-                     "给出来源中的例子，并说明它说明了什么。", 220),
+                     "给出来源中的例子，并说明它说明了什么。", 220, worked_chars=900),
     "compare": Shape("compare", 1000, 2, 1, "Say how the two differ and when to use which.",
                      "说明两者的区别，以及各自适用的情况。", 240),
     "summarize": Shape("summarize", 1600, 5, 0, "Say in two or three sentences what this part teaches overall.",

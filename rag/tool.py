@@ -44,6 +44,7 @@ from rag.plan import QuestionPlan, plan_question
 from rag.retrieve import RAG_COLLECTION, RetrievalOptions, RetrievalResult, Retriever, document_scores
 from rag.scope import Scope
 from rag.shapes import Shape, compare_answer, hit_of, shape_of, summary_answer
+from rag.worked import widened
 from rag.store import MAX_COUNTED_TERMS, DocumentRecord, DocumentStore
 from rag.summary import Digest, digest_chapters, digest_chunks, digest_node
 from rag.support import check as support_check
@@ -510,6 +511,8 @@ class RAGTool:
         if sides is not None:
             strength = max(strength, min(evidence_strength(sides[0]), evidence_strength(sides[1])))
         shape = shape_of(plan.kind)
+        if shape.worked_chars and evidence:      # an example goes on past its chunk: read it to the end
+            evidence = widened(evidence, lambda doc_id: self.document_outline(doc_id).chunks)
         if strength < self.settings.answer_min_support:
             answer = refusal(question, evidence, hits, unknown_words=unknown)
             yield SourcesEvent(answer.related, related=True, search_query=question)
@@ -521,10 +524,10 @@ class RAGTool:
                 answer = compare_answer(question, plan.sides, sides[:2], sides[2], zh=plan.language == "zh")
             if answer is None and len(parts) > 1:   # each part's best unit, however its score compares
                 answer = extractive_answer(question, evidence, max_quotes=len(parts), min_relative=0.0,
-                                           budget=shape.budget)
+                                           budget=shape.budget, worked_chars=shape.worked_chars)
             if answer is None:
                 answer = extractive_answer(question, evidence, max_quotes=shape.max_quotes, budget=shape.budget,
-                                           lead_sentences=shape.lead_sentences)
+                                           lead_sentences=shape.lead_sentences, worked_chars=shape.worked_chars)
             notices.insert(0, prompts.EXTRACTIVE_NOTICE)
             yield SourcesEvent(answer.citations, search_query=question)
             yield answer.text
@@ -713,7 +716,7 @@ class RAGTool:
             notices.append(Notice(prompts.ALL_UNSUPPORTED_NOTICE_ZH if zh else prompts.ALL_UNSUPPORTED_NOTICE,
                                   key="notice_all_unsupported"))
             return (yield from self._extractive_instead(question, evidence, True, shape))
-        quoted = add_supporting_quote(answer, evidence, budget=shape.budget)
+        quoted = add_supporting_quote(answer, evidence, budget=shape.budget, worked_chars=shape.worked_chars)
         if quoted:
             yield quoted
         if not answer.citations:   # nothing the model wrote is backed by a source: the sources still show
@@ -729,7 +732,7 @@ class RAGTool:
         if emitted:
             yield "\n\n"
         answer = extractive_answer(question, evidence, max_quotes=shape.max_quotes, budget=shape.budget,
-                                   lead_sentences=shape.lead_sentences)
+                                   lead_sentences=shape.lead_sentences, worked_chars=shape.worked_chars)
         yield answer.text
         return answer
 

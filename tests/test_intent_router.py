@@ -69,6 +69,7 @@ EN_DOCUMENTS = [
     "Remind me how the book defines entropy.",
     "I'm reading chapter 4 and I don't understand the part about p-hacking.",
     "Help me figure out how to handle exceptions in Python.",
+    "I want to make my own flashcard app, which pieces does it need?",
 ]
 
 ZH_DOCUMENTS = [
@@ -127,6 +128,7 @@ ZH_DOCUMENTS = [
     "我想请你帮我解读一下第八章的结论。",
     "帮我看看书里怎么定义混淆矩阵。",
     "我想弄明白细胞膜的结构。",
+    "我想自己写一个爬虫，需要用到哪些模块？",
 ]
 
 EN_MEMORY = [

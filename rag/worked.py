@@ -1,0 +1,176 @@
+"""A worked example kept whole: what an example or how-to question is answered with.
+
+A book's example runs past the sentence that best matches the question: "Suppose you want to count how many
+times each letter appears" is followed by the code, the call on 'brontosaurus' and what it prints; "The first
+step is to consider what a distance function should look like" by four versions of the function. Chunks are
+about 200 tokens, so the example usually goes on in the next chunk of the same section. Here a chunk is
+continued with the text that follows it in its section (`continued`), and the answer shows the matched unit
+with what follows it — sentences and code blocks whole — up to a length (`worked_example`).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from core.text import token_spans
+from rag.chunk import HEADING_LINE
+from rag.evidence import Evidence, Unit, split_units, units_after
+from rag.injection import is_instruction
+from rag.types import Chunk, SearchHit
+
+# How much text after a chunk's end is read to finish an example: a page of a textbook.
+CONTINUED_CHARS = 2400
+# An overlap is found by the next chunk's first characters inside the previous chunk's tail.
+_PROBE_CHARS = 48
+
+
+def continued(chunk: Chunk, chunks: list[Chunk], more_chars: int = CONTINUED_CHARS) -> Chunk:
+    """`chunk` with the text of the chunks after it in the same section appended (their overlap once), until
+    `more_chars` were added or the section ends. The chunk keeps its id and its text's offsets, so units and
+    citations found in the short chunk stay where they were; its page map and last page grow with it."""
+    at = next((i for i, c in enumerate(chunks) if c.chunk_id == chunk.chunk_id), None)
+    if at is None:
+        return chunk
+    text, breaks, page_end, char_end = chunk.text, list(chunk.page_breaks), chunk.page_end, chunk.char_end
+    for nxt in chunks[at + 1:]:
+        if len(text) - len(chunk.text) >= more_chars or nxt.heading_path != chunk.heading_path:
+            break
+        skip = _overlap(text, nxt, char_end)
+        if skip is None:
+            break                      # a gap or text that does not line up: stop rather than guess
+        added = nxt.text[skip:]
+        heading = HEADING_LINE.search(added)       # a small next section merged into this chunk ends it here
+        if heading:
+            added = added[:heading.start()].rstrip()
+        base = len(text) + (0 if skip else 2) - skip
+        if not skip:
+            text += "\n\n"             # chunks without overlap were cut at a paragraph's end
+        page_at_join = nxt.pages_of_span(skip, skip + 1)[0]
+        if page_at_join is not None and (not breaks or breaks[-1][1] != page_at_join):
+            breaks.append((len(text), page_at_join))
+        breaks += [(base + offset, page) for offset, page in nxt.page_breaks if offset > skip]
+        text += added
+        char_end = nxt.char_end
+        page_end = nxt.page_end if nxt.page_end is not None else page_end
+        if heading:
+            page_end = nxt.pages_of_span(skip, skip + max(1, len(added)))[1]
+            break
+    if text == chunk.text:
+        return chunk
+    return dataclasses.replace(chunk, text=text, page_end=page_end, char_end=char_end, page_breaks=breaks,
+                               token_count=len(token_spans(text)))
+
+
+def _overlap(text: str, nxt: Chunk, char_end: int) -> int | None:
+    """How many of `nxt`'s first characters `text` already ends with: 0 when the chunks do not overlap, None
+    when they should and the text does not show where (the overlap is found by the next chunk's first
+    characters in the tail, and checked: the whole tail from there must begin the next chunk)."""
+    shared = char_end - nxt.char_start
+    if shared <= 0:
+        return 0
+    for size in (_PROBE_CHARS, 24, 12, 6):
+        if size > shared:
+            continue
+        found = text.find(nxt.text[:size], max(0, len(text) - shared - size))
+        while found >= 0:
+            if nxt.text.startswith(text[found:]):
+                return len(text) - found
+            found = text.find(nxt.text[:size], found + 1)
+    return None
+
+
+def widened(evidence: list[Evidence], chunks_of, *, chunks_widened: int = 3) -> list[Evidence]:
+    """The evidence with the hits of its best `chunks_widened` chunks continued to their section's end (or
+    CONTINUED_CHARS more); `chunks_of(doc_id)` lists a document's chunks in order."""
+    wide: dict[str, SearchHit] = {}
+    out = []
+    for ev in evidence:
+        cid = ev.hit.chunk.chunk_id
+        if cid not in wide and len(wide) < chunks_widened:
+            wide[cid] = dataclasses.replace(ev.hit, chunk=continued(ev.hit.chunk, chunks_of(ev.hit.chunk.doc_id)))
+        out.append(dataclasses.replace(ev, hit=wide[cid]) if cid in wide else ev)
+    return out
+
+
+def introduction(ev: Evidence) -> Unit | None:
+    """The sentence right before a code unit, when there is one: it says what the code is."""
+    if ev.unit.kind != "code":
+        return None
+    before = [u for u in split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix) if u.end <= ev.unit.start]
+    if before and before[-1].kind == "sentence" and len(before[-1].text) <= 400 and not is_instruction(before[-1].text):
+        return before[-1]
+    return None
+
+
+def _code_before(ev: Evidence) -> Unit | None:
+    """The code a sentence comes right after, when the sentence says what it is or does ("This operation is
+    called a type-based dispatch because …" under the method that does it): the example it names."""
+    if ev.unit.kind != "sentence":
+        return None
+    before = [u for u in split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix) if u.end <= ev.unit.start]
+    if before and before[-1].kind == "code" and not ev.hit.chunk.text[before[-1].end:ev.unit.start].strip():
+        return before[-1]
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Worked:
+    """An example as the answer shows it: its units in order, as Markdown, and as one quote to cite."""
+    markdown: str
+    quote: str
+
+
+def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = True, code_only: bool = False,
+                   shown: set[tuple[str, int]] | None = None) -> Worked:
+    """The unit with what follows it in its section — sentences and code blocks whole — until about `limit`
+    characters are shown (past it only to reach the example's first code, up to twice it; a code block begun
+    inside the limit is shown whole); a code unit with the sentence introducing it above, a sentence with the
+    code it comes right after. `code_only`: what follows is shown only when it reaches code (a supporting
+    quote grows into its example, not into more prose). `shown` holds (chunk id, unit start) of what the
+    answer already shows: a unit there ends the example, and the units shown here are added to it."""
+    shown = set() if shown is None else shown
+    cid = ev.hit.chunk.chunk_id
+    intro = introduction(ev)
+    units = [u for u in (_code_before(ev), intro) if u and (cid, u.start) not in shown] + [ev.unit]
+    head = len(units)
+    used = sum(len(u.text) for u in units)
+    shows_code = any(u.kind == "code" for u in units)
+    for unit in units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix):
+        if is_instruction(unit.text) or (cid, unit.start) in shown:
+            break
+        # past the limit, only to reach an example's first code (within twice the limit), and a code block
+        # begun inside the limit is shown whole
+        room = 2 * limit if not shows_code or (unit.kind == "code" and used < limit) else limit
+        if used + len(unit.text) > room:
+            break
+        units.append(unit)
+        used += len(unit.text)
+        shows_code = shows_code or unit.kind == "code"
+        if shows_code and used > limit:
+            break
+    if code_only and not any(u.kind == "code" for u in units[head:]):
+        units = units[:head]
+    shown.update((cid, u.start) for u in units)
+    return Worked(_markdown(units, mark, lead_bold), " ".join(u.text for u in units))
+
+
+def _markdown(units: list[Unit], mark: str, lead_bold: bool) -> str:
+    """Sentences run together as prose, code fenced, table rows one a line; the first sentence in bold and the
+    citation mark after the first prose (never after a closing fence, which would then not close)."""
+    blocks: list[str] = []
+    prose: list[str] = []
+
+    def end_prose():
+        if prose:
+            blocks.append(" ".join(prose) + ("" if any(mark in b for b in blocks) else f" {mark}"))
+            prose.clear()
+
+    for i, unit in enumerate(units):
+        if unit.kind == "sentence":
+            prose.append(f"**{unit.text}**" if i == 0 and lead_bold else unit.text)
+            continue
+        end_prose()
+        blocks.append(f"```\n{unit.text}\n```" if unit.kind == "code" else unit.text)
+    end_prose()
+    if not any(mark in b for b in blocks):
+        blocks.append(mark)
+    return "\n\n".join(blocks)

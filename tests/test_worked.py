@@ -1,0 +1,111 @@
+"""A worked example kept whole (rag.worked): a chunk continued into the rest of its section, and an example or
+how-to answer that shows the code and steps after the sentence that matched, with the real stores and
+embedders and no language model."""
+from __future__ import annotations
+
+import pytest
+
+from rag.chunk import chunk_document
+from rag.types import ConvertedDocument, PageSpan
+from rag.worked import continued
+
+# A worked example longer than a chunk: the question matches its first sentence, the code comes ~250 words on.
+FILLER = " ".join(f"Step {i} of the plan reads one more line of the file and keeps what it needs for later." for i in range(1, 16))
+BOOK = f"""# Practical Python
+
+## Chapter 4 Files
+
+### 4.1 Counting words
+
+Suppose you want to count how many times each word appears in a text file. {FILLER}
+
+Here is what the code looks like:
+
+```python
+def word_counts(path):
+    counts = {{}}
+    for line in open(path):
+        for word in line.split():
+            counts[word] = counts.get(word, 0) + 1
+    return counts
+```
+
+Calling word_counts('emma.txt') returns a dictionary that maps each word to its frequency.
+
+### 4.2 Writing files
+
+To write a file, open it with mode 'w' and call its write method.
+"""
+
+
+def test_a_chunk_is_continued_to_the_end_of_its_section_with_its_pages():
+    # three pages, the section running over all of them; chunks much smaller than the section
+    parts = ["# Notes\n\n## Part A\n\n" + " ".join(f"Alpha sentence {i} is here." for i in range(30)),
+             "\n\n" + " ".join(f"Beta sentence {i} is here." for i in range(30)),
+             "\n\n" + " ".join(f"Gamma sentence {i} is here." for i in range(30)) + "\n\n## Part B\n\nOther text."]
+    markdown, pages, at = "".join(parts), [], 0
+    for n, part in enumerate(parts, start=1):
+        pages.append(PageSpan(n, at, at + len(part)))
+        at += len(part)
+    doc = ConvertedDocument(markdown=markdown, title="Notes", pages=pages, page_count=3, source_format="pdf")
+    chunks = chunk_document(doc, "d", size=40, overlap=10)
+    first = chunks[0]
+    assert first.page_end == 1 and len([c for c in chunks if c.heading_path == first.heading_path]) > 3
+
+    wide = continued(first, chunks, more_chars=100_000)
+    assert wide.chunk_id == first.chunk_id and wide.text.startswith(first.text)
+    # every sentence of the section once, in order, and nothing of the next section
+    said = [f"{name} sentence {i} is here." for name in ("Alpha", "Beta", "Gamma") for i in range(30)]
+    flat = " ".join(wide.text.split())
+    assert all(flat.count(s) == 1 for s in said), flat
+    assert [flat.index(s) for s in said] == sorted(flat.index(s) for s in said)
+    assert "Other text" not in wide.text
+    # the pages follow the text: Beta's sentences on page 2, the last Gamma one on page 3
+    beta = wide.text.index("Beta sentence 5 is here.")
+    assert wide.pages_of_span(beta, beta + 10) == (2, 2)
+    assert wide.page_end == 3 and wide.pages_of_span(len(wide.text) - 5, len(wide.text)) == (3, 3)
+    # a limit stops it early, at a chunk's end
+    short = continued(first, chunks, more_chars=50)
+    assert first.text in short.text and len(first.text) < len(short.text) < len(wide.text)
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    from core.settings import Settings
+    from rag.tool import RAGTool
+    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("worked") / "data", llm_backend="none")
+    tool = RAGTool("learner", settings)
+    tool.add_text(BOOK, title="Practical Python", name="practical-python.md")
+    return tool
+
+
+def test_an_example_is_shown_whole_past_the_chunk_that_matched(library):
+    chunks = library.store.chunks_of("learner", library.store.list_documents("learner")[0].doc_id)
+    matched = next(c for c in chunks if "Suppose you want to count" in c.text)
+    assert "def word_counts" not in matched.text          # the code is in a later chunk of the section
+
+    answer = library.ask("Show me the example of counting how many times each word appears in a file.")
+    assert answer.kind == "example", answer.kind
+    text = answer.text
+    assert "Suppose you want to count how many times each word appears" in text
+    assert "```\ndef word_counts(path):" in text and "counts[word] = counts.get(word, 0) + 1" in text
+    assert "returns a dictionary that maps each word to its frequency" in text
+    assert "To write a file" not in text                  # the next section is not the example
+    assert text.index("Suppose you want") < text.index("def word_counts") < text.index("Calling word_counts")
+    assert answer.citations[0].quote.startswith("Suppose you want to count")
+    assert "def word_counts" in answer.citations[0].quote  # the citation highlights what the answer shows
+
+
+def test_under_a_models_answer_the_example_is_shown_whole(tmp_path, llm_settings, fake_llm):
+    """A model (a real OpenAI-compatible server on loopback) that describes the example without its code: the
+    book's example, code included, follows its answer, cited."""
+    from rag.tool import RAGTool
+    tool = RAGTool("learner", llm_settings)
+    tool.add_text(BOOK, title="Practical Python", name="practical-python.md")
+    fake_llm.answer = "The book counts how many times each word appears in a text file [1]."
+    answer = tool.ask("Show me the example of counting how many times each word appears in a file.")
+    assert answer.mode == "llm" and answer.kind == "example"
+    assert answer.text.startswith("The book counts how many times each word appears in a text file [1].")
+    assert "```\ndef word_counts(path):" in answer.text
+    assert "returns a dictionary that maps each word to its frequency" in answer.text
+    assert any("def word_counts" in c.quote for c in answer.citations)
