@@ -17,6 +17,7 @@ from rag.answer import citation_for
 from rag.evidence import Evidence
 from rag.summary import Digest, KeySentence
 from rag.types import Answer, Citation, SearchHit
+from rag.worked import worked_example
 
 
 @dataclass(frozen=True)
@@ -37,14 +38,15 @@ class Shape:
 SHAPES: dict[str, Shape] = {
     "lookup": Shape("lookup", 600, 3, 0, "", "", 160),
     "explain": Shape("explain", 1000, 3, 2, "Explain it in plain words: first what it is, then how it works.",
-                     "用通俗的话解释：先说它是什么，再说它如何起作用。", 220),
-    "why": Shape("why", 1000, 3, 2, "Give the reason first, then explain it.", "先说原因，再解释。", 220),
+                     "用通俗的话解释：先说它是什么，再说它如何起作用。", 220, worked_chars=600),
+    "why": Shape("why", 1000, 3, 2, "Give the reason first, then explain it.", "先说原因，再解释。", 220,
+                 worked_chars=600),
     "howto": Shape("howto", 1100, 3, 2, "Give the steps in order. Keep code exactly as the sources write it.",
                    "按顺序给出步骤，代码和公式照来源原样写。", 240, worked_chars=900),
     "example": Shape("example", 1100, 2, 1, "Show the example from the sources and say what it shows.",
                      "给出来源中的例子，并说明它说明了什么。", 220, worked_chars=900),
     "compare": Shape("compare", 1000, 2, 1, "Say how the two differ and when to use which.",
-                     "说明两者的区别，以及各自适用的情况。", 240),
+                     "说明两者的区别，以及各自适用的情况。", 240, worked_chars=350),
     "summarize": Shape("summarize", 1600, 5, 0, "Say in two or three sentences what this part teaches overall.",
                        "用两三句话概括这部分主要讲了什么。", 200),
 }
@@ -129,15 +131,19 @@ def digest_sources(digest: Digest) -> list[tuple[str, KeySentence]]:
 # -- compare ---------------------------------------------------------------------------------------------
 
 def compare_answer(question: str, sides: tuple[str, str], side_evidence: tuple[list[Evidence], list[Evidence]],
-                   both: list[Evidence], *, zh: bool) -> Answer | None:
+                   both: list[Evidence], *, zh: bool, side_chars: int = 0) -> Answer | None:
     """A sentence naming both sides first (when the passages have one), then each side's best passage, labelled.
-    None when neither side has a passage (the caller answers as for any question)."""
+    None when neither side has a passage (the caller answers as for any question). `side_chars`: each side's
+    sentence goes on with what follows it in its section, about this long (rag.worked): what a side is, then
+    what it does."""
     cites = _Citations()
     lines, used = [], set()
+    used_units: set[tuple[str, int]] = set()
     if both:
         ev = both[0]
         lines.append(f"**{ev.unit.text}** {cites.mark(ev.hit, ev.unit.text, ev.score)}")
         used.add(ev.unit.text)
+        used_units.add((ev.hit.chunk.chunk_id, ev.unit.start))
     found = 0
     for name, evidence in zip(sides, side_evidence):
         chosen = [ev for ev in evidence if ev.unit.text not in used][:1]
@@ -146,7 +152,16 @@ def compare_answer(question: str, sides: tuple[str, str], side_evidence: tuple[l
         ev = chosen[0]
         used.add(ev.unit.text)
         found += 1
-        lines.append(f"**{name}**{'：' if zh else ': '}{_short(ev.unit.text)} {cites.mark(ev.hit, ev.unit.text, ev.score)}")
+        label = f"**{name}**{'：' if zh else ': '}"
+        if side_chars:
+            mark = cites.mark(ev.hit, ev.unit.text, ev.score)
+            shown = worked_example(ev, side_chars, mark, lead_bold=False, shown=used_units)
+            cited = next(c for c in cites.items if f"[{c.n}]" == mark)
+            if cited.quote.endswith(ev.unit.text):
+                cited.quote = cited.quote[:len(cited.quote) - len(ev.unit.text)] + shown.quote
+            lines.append(label + ("\n\n" if shown.markdown.startswith("```") else "") + shown.markdown)
+            continue
+        lines.append(f"{label}{_short(ev.unit.text)} {cites.mark(ev.hit, ev.unit.text, ev.score)}")
     if not found and not both:
         return None
     return Answer(question=question, text="\n\n".join(lines), citations=cites.items, mode="extractive")

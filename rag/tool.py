@@ -521,7 +521,10 @@ class RAGTool:
         if self.llm is None:
             answer = None
             if sides is not None:
-                answer = compare_answer(question, plan.sides, sides[:2], sides[2], zh=plan.language == "zh")
+                chunks_of = lambda doc_id: self.document_outline(doc_id).chunks     # noqa: E731
+                answer = compare_answer(question, plan.sides, (widened(sides[0], chunks_of, chunks_widened=1),
+                                                               widened(sides[1], chunks_of, chunks_widened=1)),
+                                        sides[2], zh=plan.language == "zh", side_chars=shape.worked_chars)
             if answer is None and len(parts) > 1:   # each part's best unit, however its score compares
                 answer = extractive_answer(question, evidence, max_quotes=len(parts), min_relative=0.0,
                                            budget=shape.budget, worked_chars=shape.worked_chars)

@@ -35,6 +35,21 @@ Calling word_counts('emma.txt') returns a dictionary that maps each word to its 
 ### 4.2 Writing files
 
 To write a file, open it with mode 'w' and call its write method.
+
+## Chapter 5 Objects
+
+### 5.1 Aliasing
+
+An object with more than one reference has more than one name, so we say that the object is aliased.
+
+```python
+>>> a = [1, 2, 3]
+>>> b = a
+>>> b is a
+True
+```
+
+If the aliased object is mutable, changes made with one alias affect the other. That is why aliasing is error-prone.
 """
 
 
@@ -109,3 +124,13 @@ def test_under_a_models_answer_the_example_is_shown_whole(tmp_path, llm_settings
     assert "```\ndef word_counts(path):" in answer.text
     assert "returns a dictionary that maps each word to its frequency" in answer.text
     assert any("def word_counts" in c.quote for c in answer.citations)
+
+
+def test_an_explanation_goes_on_past_the_code_after_its_first_sentence(library):
+    """The definition, the code that shows it, and the sentences after the code that say why it matters."""
+    answer = library.ask("Can you explain what aliasing means?")
+    assert answer.kind == "explain", answer.kind
+    text = answer.text
+    assert text.index("we say that the object is aliased") < text.index(">>> b = a") < \
+        text.index("changes made with one alias affect the other")
+    assert "error-prone" in text
