@@ -145,12 +145,16 @@ def compare_answer(question: str, sides: tuple[str, str], side_evidence: tuple[l
         used.add(ev.unit.text)
         used_units.add((ev.hit.chunk.chunk_id, ev.unit.start))
     found = 0
+    picked: list[tuple[str, Evidence]] = []
     for name, evidence in zip(sides, side_evidence):
         chosen = [ev for ev in evidence if ev.unit.text not in used][:1]
-        if not chosen:
-            continue
-        ev = chosen[0]
-        used.add(ev.unit.text)
+        if chosen:
+            used.add(chosen[0].unit.text)
+            picked.append((name, chosen[0]))
+    # one side's sentence goes on only up to the other side's: "A list is mutable … A tuple is immutable" would
+    # say the tuple's line twice
+    used_units.update((ev.hit.chunk.chunk_id, ev.unit.start) for _, ev in picked)
+    for name, ev in picked:
         found += 1
         label = f"**{name}**{'：' if zh else ': '}"
         if side_chars:

@@ -134,3 +134,17 @@ def test_an_explanation_goes_on_past_the_code_after_its_first_sentence(library):
     assert text.index("we say that the object is aliased") < text.index(">>> b = a") < \
         text.index("changes made with one alias affect the other")
     assert "error-prone" in text
+
+
+def test_a_comparison_side_goes_on_only_up_to_the_other_sides_sentence(tmp_path):
+    """Each side shows what follows its sentence, but not the other side's sentence a second time."""
+    from core.settings import Settings
+    from rag.tool import RAGTool
+    tool = RAGTool("learner", Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none"))
+    tool.add_text("# Sequences\n\n## Lists and tuples\n\nA list is a mutable sequence: you can change, add and remove "
+                  "its items after it is created. A tuple is an immutable sequence: once a tuple is created, its "
+                  "items cannot be changed. Use a tuple for a record whose fields stay fixed.\n",
+                  title="Sequences", name="sequences.md")
+    answer = tool.ask("What is the difference between a list and a tuple?")
+    assert answer.kind == "compare" and "**list**: " in answer.text and "**tuple**: " in answer.text
+    assert answer.text.count("once a tuple is created") == 1, answer.text
