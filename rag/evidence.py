@@ -36,8 +36,8 @@ from rag.types import SearchHit
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|(?<=[。！？；])")
 _CODE_LINE = re.compile(
     r"^\s*(>>>|\.\.\.\s|def |class |return\b|import |from \S+ import|for .+:\s*$|while .+:\s*$|if .+:\s*$|"
-    r"elif |else:|try:|except|print\(|[A-Za-z_][\w.]*\s*=[^=]|[A-Za-z_][\w.]*\(.*\)\s*$|#|\w+\[.*\]\s*=)")
-_HEADING = re.compile(r"^\s*#{1,6}\s+\S")
+    r"elif |else:|try:|except|print\(|[A-Za-z_][\w.]*(?:\[[^\]]*\])?\s*(?:[-+*/%]|//|\*\*)?=[^=]|[A-Za-z_][\w.]*\(.*\)\s*$|#|\w+\[.*\]\s*=)")
+_HEADING = re.compile(r"^ {0,3}#{1,6}\s+\S")     # indented four spaces it is code: "    # check the suits"
 _FENCED = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```[ \t]*$", re.MULTILINE | re.DOTALL)
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
@@ -355,6 +355,22 @@ _STEP = re.compile(r"^\s*(\d+[.)]\s|step\b|first\b|then\b|next\b|finally\b)|\b(y
                    r"首先|然后|接着|最后|步骤|第[一二三四五六七八九十]步|可以通过|可以用|只需", re.IGNORECASE)
 _EXAMPLE = re.compile(r"\b(for example|for instance|e\.g\.|such as|here is|here's|like this|as an example|consider|"
                       r"following|suppose|imagine)\b|例如|比如|举例|如下|示例|例子|下面是|以下是|假设|假如|设想", re.IGNORECASE)
+# A glossary defines terms one line each; it shows no example and gives no steps. An example or how-to question
+# prefers the chapter's own text (a glossary line shares the question's words and was picked over the example).
+_GLOSSARY = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?\s*)?(?:glossary|key terms|vocabulary|术语表?|词汇表|名词解释)\s*$",
+                       re.IGNORECASE)
+SECTION_PENALTIES: dict[str, list[tuple[re.Pattern, float]]] = {
+    "example": [(_GLOSSARY, 0.1)],
+    "howto": [(_GLOSSARY, 0.1)],
+}
+
+
+def section_penalty(kind: str | None, heading_path: list[str]) -> float:
+    """What the section a unit stands in costs it for this kind of question (SECTION_PENALTIES)."""
+    return sum(penalty for pattern, penalty in SECTION_PENALTIES.get(kind or "", [])
+               if any(pattern.match(h) for h in heading_path[-1:]))
+
+
 KIND_CUES: dict[str, list[tuple[tuple[str, ...], re.Pattern | None, float]]] = {
     "why": [(("sentence",), _REASON, 0.08)],
     "howto": [(("code",), None, 0.08), (("sentence",), _STEP, 0.05)],
@@ -424,7 +440,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
             score = 0.6 * lexical + 0.4 * passage_scores[id(hit)]
         else:
             score = 0.55 * lexical + 0.45 * semantic
-        score += kind_bonus(kind, unit)
+        score += kind_bonus(kind, unit) - section_penalty(kind, hit.chunk.heading_path)
         if asks_definition and defines(unit.text, subject_terms):
             score += 0.08
         if asks_number:

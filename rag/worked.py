@@ -78,7 +78,7 @@ def _overlap(text: str, nxt: Chunk, char_end: int) -> int | None:
     return None
 
 
-def widened(evidence: list[Evidence], chunks_of, *, chunks_widened: int = 3) -> list[Evidence]:
+def widened(evidence: list[Evidence], chunks_of, *, chunks_widened: int = 6) -> list[Evidence]:
     """The evidence with the hits of its best `chunks_widened` chunks continued to their section's end (or
     CONTINUED_CHARS more); `chunks_of(doc_id)` lists a document's chunks in order."""
     wide: dict[str, SearchHit] = {}
@@ -134,7 +134,7 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     head = len(units)
     used = sum(len(u.text) for u in units)
     shows_code = any(u.kind == "code" for u in units)
-    for unit in units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix):
+    for unit in _code_joined(units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix), ev.hit.chunk.text):
         if is_instruction(unit.text) or (cid, unit.start) in shown:
             break
         # past the limit, only to reach an example's first code (within twice the limit), and a code block
@@ -151,6 +151,19 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
         units = units[:head]
     shown.update((cid, u.start) for u in units)
     return Worked(_markdown(units, mark, lead_bold), " ".join(u.text for u in units))
+
+
+def _code_joined(units: list[Unit], text: str) -> list[Unit]:
+    """Code units with nothing but white space between them as one block: a function the splitter cut at an
+    indentation step ("else:" / "    d[c] += 1") is one piece of code, shown whole or not at all."""
+    out: list[Unit] = []
+    for unit in units:
+        last = out[-1] if out else None
+        if last and last.kind == unit.kind == "code" and not text[last.end:unit.start].strip():
+            out[-1] = Unit(last.start, unit.end, "code", text[last.start:unit.end].strip("\n"))
+        else:
+            out.append(unit)
+    return out
 
 
 def _markdown(units: list[Unit], mark: str, lead_bold: bool) -> str:

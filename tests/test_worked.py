@@ -148,3 +148,26 @@ def test_a_comparison_side_goes_on_only_up_to_the_other_sides_sentence(tmp_path)
     answer = tool.ask("What is the difference between a list and a tuple?")
     assert answer.kind == "compare" and "**list**: " in answer.text and "**tuple**: " in answer.text
     assert answer.text.count("once a tuple is created") == 1, answer.text
+
+
+def test_code_with_comments_and_augmented_assignments_stays_one_block():
+    """An indented '# comment' is code, not a heading, and 'd[c] += 1' is a line of code: the function is one
+    unit, so an example shows it whole."""
+    from rag.evidence import split_units
+    text = ("Here is what the code might look like:\n"
+            "def histogram(s):\n    d = dict()\n    for c in s:\n        # count it\n        if c not in d:\n"
+            "            d[c] = 1\n        else:\n            d[c] += 1\n    return d\n\n"
+            "The name of the function is histogram. Then count += 1 happens in prose.")
+    units = split_units(text)
+    code = [u for u in units if u.kind == "code"]
+    assert len(code) == 1 and code[0].text.startswith("def histogram(s):") and code[0].text.endswith("return d")
+    assert "# count it" in code[0].text and "d[c] += 1" in code[0].text
+    assert [u.text for u in units if u.kind == "sentence"][-1] == "Then count += 1 happens in prose."
+
+
+@pytest.mark.parametrize("kind, heading, costs", [
+    ("example", "12.9. Glossary", True), ("howto", "Glossary", True), ("example", "术语表", True),
+    ("example", "12.2 Tuple assignment", False), ("explain", "12.9. Glossary", False), ("lookup", "Glossary", False)])
+def test_a_glossary_is_no_place_for_an_example(kind, heading, costs):
+    from rag.evidence import section_penalty
+    assert (section_penalty(kind, ["Chapter 12 Tuples", heading]) > 0) == costs
