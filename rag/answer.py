@@ -399,9 +399,10 @@ def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, budget: in
         return ""
     quotes: list[Evidence] = []
     used = len(said)
-    # an example question's answer shows the book's example whole (rag.worked) unless the model copied its code
+    # an example question's answer shows the book's example whole (rag.worked) unless the model copied all of its
+    # code exactly (a small model's own code block is often a garbled copy: "fibonacci n 4 fibonacci n 3 …")
     worked = (evidence[0].hit.chunk.chunk_id, evidence[0].unit.start) \
-        if worked_chars and "```" not in answer.text else None
+        if worked_chars and not _copies_code(answer.text, evidence[0], worked_chars) else None
     for ev in answering_units(evidence):
         if (ev.hit.chunk.chunk_id, ev.unit.start) == worked:
             quotes.append(ev)
@@ -428,6 +429,13 @@ def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, budget: in
             added += "\n\n" + _quote(ev, f"[{cited.n}]")
     answer.text += added
     return added
+
+
+def _copies_code(text: str, ev: Evidence, worked_chars: int) -> bool:
+    """Whether every code block of the example `ev` begins is in `text` as the book writes it (spacing aside)."""
+    blocks = re.findall(r"```\n(.*?)\n```", worked_example(ev, worked_chars, "").markdown, re.DOTALL)
+    flat = " ".join(text.split())
+    return bool(blocks) and all(" ".join(b.split()) in flat for b in blocks)
 
 
 def stream_composed_answer(question: str, sources: list[Source], llm, *, system: str,

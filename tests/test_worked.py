@@ -171,3 +171,21 @@ def test_code_with_comments_and_augmented_assignments_stays_one_block():
 def test_a_glossary_is_no_place_for_an_example(kind, heading, costs):
     from rag.evidence import section_penalty
     assert (section_penalty(kind, ["Chapter 12 Tuples", heading]) > 0) == costs
+
+
+def test_a_models_own_code_does_not_replace_the_books_example(tmp_path, llm_settings, fake_llm):
+    """A model that writes code of its own (not the book's) still gets the book's example under its answer; one
+    that copied the book's code exactly does not get it twice."""
+    from rag.tool import RAGTool
+    tool = RAGTool("learner", llm_settings)
+    tool.add_text(BOOK, title="Practical Python", name="practical-python.md")
+    question = "Show me the example of counting how many times each word appears in a file."
+    fake_llm.answer = "The book counts words [1].\n\n```\ncounts = word_count(file)\n```"
+    answer = tool.ask(question)
+    assert answer.mode == "llm" and "```\ndef word_counts(path):" in answer.text
+    book_code = ("def word_counts(path):\n    counts = {}\n    for line in open(path):\n        for word in line.split():\n"
+                 "            counts[word] = counts.get(word, 0) + 1\n    return counts")
+    fake_llm.answer = f"The book counts words [1].\n\n```\n{book_code}\n```"
+    answer = tool.ask(question + " ")
+    assert answer.text.startswith("The book counts words [1].\n\n```\ndef word_counts(path):"), answer.text
+    assert answer.text.count("def word_counts(path):") == 1, answer.text
