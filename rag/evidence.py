@@ -548,7 +548,8 @@ SUPPORTED = 0.5
 
 
 def answer_sentences(text: str) -> list[str]:
-    """Sentences of a composed answer, each keeping the citations that follow its full stop."""
+    """Sentences of a composed answer, each keeping the citations — and a ⚠ (rag.answer.attribute_uncited) —
+    that follow its full stop."""
     pieces = re.finditer(r".+?(?:(?<!\bpp)(?<!\bp)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bFig)(?<!\bNo)(?<!\bch)"
-                         r"[.!?。！？](?:\s*\[\d{1,6}\])*(?=\s|$)|(?<=[。！？])|$)", text, re.DOTALL)
+                         r"[.!?。！？](?:\s*(?:\[\d{1,6}\]|⚠))*(?=\s|$)|(?<=[。！？])|$)", text, re.DOTALL)
     return [p.group().strip() for p in pieces if p.group().strip()]

@@ -369,6 +369,24 @@ def test_a_cited_sentence_its_passage_does_not_back_is_left_out(library):
     assert [c.n for c in answer.citations] == [1, 2] and "1002" not in answer.text
 
 
+def test_an_uncited_sentence_no_passage_backs_is_left_out_and_its_mark_goes_with_it(library):
+    """A model that cites nothing: each sentence is cited by the passage that backs it, one no passage backs is
+    marked ⚠ and then left out — the ⚠ belongs to that sentence, not to the next one (it had been shown in front
+    of the next, supported sentence, and the unsupported one kept)."""
+    from rag.answer import Source, attribute_uncited, drop_unsupported
+    from rag.types import Answer
+    hits = {h.chunk.text: h for h in library.search("tuples immutable recursive function", top_k=10)}
+    tuple_hit = next(h for text, h in hits.items() if "immutable" in text)
+    sources = [Source(1, tuple_hit, tuple_hit.chunk.text, 0.9)]
+    answer = Answer("q", "Tuples are immutable. The moon is made of green cheese and orbits Jupiter. "
+                         "Tuples are immutable sequences.", [], "llm")
+    attribute_uncited(answer, sources, library.embedder)
+    assert "⚠" in answer.text
+    drop_unsupported(answer, library.embedder)
+    assert "⚠" not in answer.text and "cheese" not in answer.text, answer.text
+    assert "Tuples are immutable" in answer.text
+
+
 # -- the local model, for real, on a tiny context ----------------------------------------------------------------
 
 def test_the_local_model_composes_a_cited_checked_answer_and_names_itself(tmp_path, local_model_dir):
