@@ -171,7 +171,7 @@ def test_document_html_is_printed_not_rendered(learner):
     assert page.query_selector_all("#chat img[src='x'], #chat [onerror]") == []
 
 
-def test_fenced_code_stays_code(learner, tmp_path):
+def test_fenced_code_stays_code(learner, tmp_path, artefacts):
     page = learner
     notes = tmp_path / "factorial-notes.md"
     notes.write_text(CODE_NOTES, encoding="utf-8")
@@ -186,3 +186,4 @@ def test_fenced_code_stays_code(learner, tmp_path):
     code = last.query_selector("pre code")
     assert code is not None, last.inner_html()
     assert "def factorial(n):\n    if n <= 1:\n        return 1" in code.inner_text()
+    page.screenshot(path=str(artefacts / "14-howto-worked-example.png"), full_page=True)
