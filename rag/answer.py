@@ -23,7 +23,7 @@ from rag.evidence import Evidence, SentenceCheck, Unit, answer_sentences, split_
 from rag.injection import is_instruction
 from rag.support import check as support_check
 from rag.types import CITATION_MARK, Answer, Citation, SearchHit
-from rag.worked import introduction, worked_example
+from rag.worked import grow_quote, introduction, worked_example
 
 MAX_SHORT_ANSWER_CHARS = 320
 QUOTE_MAX_CHARS = 200             # a supporting quote; the whole sentence is in its source's passage
@@ -345,9 +345,7 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
                 continue
             worked = worked_example(ev, worked_chars if i == 0 else worked_chars // 2, mark, lead_bold=i == 0,
                                     code_only=i > 0, shown=worked_shown)
-            cited = citations[numbers[cid] - 1]
-            if cited.quote.endswith(ev.unit.text):        # the unit grows into the example it begins
-                cited.quote = cited.quote[:len(cited.quote) - len(ev.unit.text)] + worked.quote
+            grow_quote(citations[numbers[cid] - 1], ev.unit.text, worked)
             lines.append(worked.markdown)
             continue
         more = _continuation(ev, lead_sentences, budget // 2) if i == 0 and lead_sentences else ""

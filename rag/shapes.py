@@ -17,7 +17,7 @@ from rag.answer import citation_for
 from rag.evidence import Evidence
 from rag.summary import Digest, KeySentence
 from rag.types import Answer, Citation, SearchHit
-from rag.worked import worked_example
+from rag.worked import grow_quote, worked_example
 
 
 @dataclass(frozen=True)
@@ -160,9 +160,7 @@ def compare_answer(question: str, sides: tuple[str, str], side_evidence: tuple[l
         if side_chars:
             mark = cites.mark(ev.hit, ev.unit.text, ev.score)
             shown = worked_example(ev, side_chars, mark, lead_bold=False, shown=used_units)
-            cited = next(c for c in cites.items if f"[{c.n}]" == mark)
-            if cited.quote.endswith(ev.unit.text):
-                cited.quote = cited.quote[:len(cited.quote) - len(ev.unit.text)] + shown.quote
+            grow_quote(next(c for c in cites.items if f"[{c.n}]" == mark), ev.unit.text, shown)
             lines.append(label + ("\n\n" if shown.markdown.startswith("```") else "") + shown.markdown)
             continue
         lines.append(f"{label}{_short(ev.unit.text)} {cites.mark(ev.hit, ev.unit.text, ev.score)}")

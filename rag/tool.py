@@ -512,7 +512,7 @@ class RAGTool:
             strength = max(strength, min(evidence_strength(sides[0]), evidence_strength(sides[1])))
         shape = shape_of(plan.kind)
         if shape.worked_chars and evidence:      # an example goes on past its chunk: read it to the end
-            evidence = widened(evidence, lambda doc_id: self.document_outline(doc_id).chunks)
+            evidence = self._widened(evidence)
         if strength < self.settings.answer_min_support:
             answer = refusal(question, evidence, hits, unknown_words=unknown)
             yield SourcesEvent(answer.related, related=True, search_query=question)
@@ -521,9 +521,7 @@ class RAGTool:
         if self.llm is None:
             answer = None
             if sides is not None:
-                chunks_of = lambda doc_id: self.document_outline(doc_id).chunks     # noqa: E731
-                answer = compare_answer(question, plan.sides, (widened(sides[0], chunks_of, chunks_widened=1),
-                                                               widened(sides[1], chunks_of, chunks_widened=1)),
+                answer = compare_answer(question, plan.sides, (self._widened(sides[0], 1), self._widened(sides[1], 1)),
                                         sides[2], zh=plan.language == "zh", side_chars=shape.worked_chars)
             if answer is None and len(parts) > 1:   # each part's best unit, however its score compares
                 answer = extractive_answer(question, evidence, max_quotes=len(parts), min_relative=0.0,
@@ -538,6 +536,11 @@ class RAGTool:
         if sides is not None:   # the model reads both sides' best passages, and the quotes under it show both
             evidence = _interleaved(sides[2], sides[0], sides[1], evidence)
         return (yield from self._composed(question, hits, evidence, history, memory_context, notices, shape))
+
+    def _widened(self, evidence: list[Evidence], chunks: int = 6) -> list[Evidence]:
+        """The evidence of the best `chunks` chunks read on to their section's end (rag.worked), from the
+        document outlines' cached chunk lists."""
+        return widened(evidence, lambda doc_id: self.document_outline(doc_id).chunks, chunks_widened=chunks)
 
     def _translation(self, question: str, plan: QuestionPlan) -> str | None:
         """The question in the language of the documents it is about, when they are in another one (an English

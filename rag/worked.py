@@ -91,13 +91,19 @@ def widened(evidence: list[Evidence], chunks_of, *, chunks_widened: int = 6) -> 
     return out
 
 
+def _unit_before(ev: Evidence) -> tuple[Unit | None, str]:
+    """The unit right before `ev`'s in its chunk, and the text between the two."""
+    before = [u for u in split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix) if u.end <= ev.unit.start]
+    return (before[-1], ev.hit.chunk.text[before[-1].end:ev.unit.start]) if before else (None, "")
+
+
 def introduction(ev: Evidence) -> Unit | None:
     """The sentence right before a code unit, when there is one: it says what the code is."""
     if ev.unit.kind != "code":
         return None
-    before = [u for u in split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix) if u.end <= ev.unit.start]
-    if before and before[-1].kind == "sentence" and len(before[-1].text) <= 400 and not is_instruction(before[-1].text):
-        return before[-1]
+    before, _ = _unit_before(ev)
+    if before and before.kind == "sentence" and len(before.text) <= 400 and not is_instruction(before.text):
+        return before
     return None
 
 
@@ -106,10 +112,15 @@ def _code_before(ev: Evidence) -> Unit | None:
     called a type-based dispatch because …" under the method that does it): the example it names."""
     if ev.unit.kind != "sentence":
         return None
-    before = [u for u in split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix) if u.end <= ev.unit.start]
-    if before and before[-1].kind == "code" and not ev.hit.chunk.text[before[-1].end:ev.unit.start].strip():
-        return before[-1]
-    return None
+    before, between = _unit_before(ev)
+    return before if before and before.kind == "code" and not between.strip() else None
+
+
+def grow_quote(cited, unit_text: str, worked: "Worked") -> None:
+    """The citation's quote, which ends with the unit, grows into the example the unit begins: the quote a
+    citation highlights is what the answer shows of it."""
+    if cited.quote.endswith(unit_text):
+        cited.quote = cited.quote[:len(cited.quote) - len(unit_text)] + worked.quote
 
 
 @dataclasses.dataclass(frozen=True)
