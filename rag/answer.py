@@ -429,6 +429,44 @@ def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, budget: in
     return added
 
 
+BOOK_HEADING = "**From the book**"
+BOOK_HEADING_ZH = "**书中原文**"
+_BOOK_MARK = re.compile(r"(?<!\S)\[(\d+)\](?=\s|$)")   # a citation after a space, not code's a[1]
+
+
+def add_book_answer(answer: Answer, book: Answer, *, zh: bool) -> str:
+    """Under a model's opening, the answer in the question's shape from the document's own words (rag.shapes):
+    the learner gets the plain-words explanation and the book's sentences, examples and sides whole, which a
+    small model's paraphrase drops or garbles. The book's citations are numbered on from the model's, one number
+    per chunk; a quoted sentence the opening already says is left out. Returns the added text."""
+    said = CITATION_MARK.sub("", answer.text).replace("⚠", "")
+    numbers: dict[int, int] = {}
+    for c in book.citations:
+        mine = next((m for m in answer.citations if m.chunk_id == c.chunk_id), None)
+        if mine is None:
+            mine = dataclasses.replace(c, n=len(answer.citations) + 1)
+            answer.citations.append(mine)
+        elif c.quote not in mine.quote:
+            mine.quote += " … " + c.quote
+            if mine.page_start is not None and c.page_start is not None:
+                mine.page_start, mine.page_end = min(mine.page_start, c.page_start), max(mine.page_end, c.page_end)
+        numbers[c.n] = mine.n
+    flat = " ".join(answer.text.split())
+    paragraphs = []
+    for k, part in enumerate(re.split(r"(```.*?```)", book.text, flags=re.DOTALL)):
+        if k % 2 and " ".join(part.strip("`").split()) in flat:
+            continue           # code the model copied exactly is not shown twice
+        paragraphs.append(part if k % 2 else _BOOK_MARK.sub(lambda m: f"[{numbers.get(int(m[1]), m[1])}]", part))
+    text = re.sub(r"\n{3,}", "\n\n", "".join(paragraphs))
+    kept = [p for p in text.split("\n\n")
+            if not (p.startswith("> ") and _already_said(CITATION_MARK.sub("", p[2:]), said))]
+    if not any(p.strip() for p in kept):
+        return ""
+    added = "\n\n" + (BOOK_HEADING_ZH if zh else BOOK_HEADING) + "\n\n" + "\n\n".join(kept)
+    answer.text += added
+    return added
+
+
 def _copies_code(text: str, ev: Evidence, worked_chars: int) -> bool:
     """Whether every code block of the example `ev` begins is in `text` as the book writes it (spacing aside)."""
     blocks = re.findall(r"```\n(.*?)\n```", worked_example(ev, worked_chars, "").markdown, re.DOTALL)

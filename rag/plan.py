@@ -24,11 +24,14 @@ class QuestionPlan:
     scope: Scope | None
     sides: tuple[str, str] | None
     language: str
+    documents: tuple[str, ...] = ()     # the documents the question names ("in the pumpkin book"), by doc_id
 
     @property
     def missing_scope(self) -> bool:
-        """The question names a chapter, section or pages that no document has."""
-        return bool(self.request.unit) and self.scope is None
+        """The question names a chapter, section or pages by number that no document has. A chapter named by
+        its subject that no heading matches ("the pumpkin book's SVM chapter" over 支持向量机, "the section on
+        costs" over "Expenses") is searched for instead: the subject may be there under other words."""
+        return bool(self.request.unit) and self.scope is None and not (self.request.topic and not self.request.number)
 
     @property
     def summarizes(self) -> bool:
@@ -50,4 +53,5 @@ def plan_question(question: str, outlines: dict[str, Outline], names: dict[str, 
         kind = "summarize"
     if scope is not None and scope.node is None and scope.pages is None and kind != "summarize":
         scope = None     # "what does the book say about X": the book is where to look, which retrieval knows
-    return QuestionPlan(question, str(kind), decision.confidence, request, scope, sides, detect_language(question))
+    return QuestionPlan(question, str(kind), decision.confidence, request, scope, sides, detect_language(question),
+                        tuple(named_docs))

@@ -77,8 +77,31 @@ MEMORY_CONTEXT = (
     "What you remember about this user (their notes and past questions; never cite these as sources):\n{memory}")
 
 # An English question about a Chinese book (or the reverse) is also searched in the book's language
-TRANSLATE = ("Translate the question below into {language}. Keep technical terms as that language writes them. "
-             "Output only the translation.\n\nQuestion: {question}")
+# A small model asked plainly to translate a question often answers it instead ("Why is the loss convex?" ->
+# "因为…损失是凸的。") or returns it unchanged; a system line and a few examples in the asked direction keep it
+# translating (learner_cross, 0.5B: 18 of 18 came back as questions in the other language, 11 before).
+TRANSLATE_SYSTEM = ("Translate the user's question into {language}. Do not answer it. Keep names, code and "
+                    "abbreviations (SVM, LLM, DPO) as written. Output only the translation.")
+TRANSLATE_EXAMPLES = {
+    "zh": [("What is a decision tree, and how does it choose a split?", "什么是决策树？它如何选择划分属性？"),
+           ("Why does the book say gradient descent needs a small learning rate?", "为什么书中说梯度下降需要较小的学习率？"),
+           ("How do I define a function with a default argument in Think Python?",
+            "在 Think Python 中如何定义带默认参数的函数？")],
+    "en": [("什么是决策树？它如何选择划分属性？", "What is a decision tree, and how does it choose a split?"),
+           ("为什么书中说梯度下降需要较小的学习率？", "Why does the book say gradient descent needs a small learning rate?"),
+           ("在 Think Python 里怎么定义带默认参数的函数？",
+            "How do I define a function with a default argument in Think Python?")],
+}
+
+
+def translation_messages(question: str, language: str) -> list[dict]:
+    """The chat that asks a model to translate `question` into `language` ("zh" or "en")."""
+    messages = [{"role": "system", "content": TRANSLATE_SYSTEM.format(language=LANGUAGE_NAMES.get(language, language))}]
+    for asked, translated in TRANSLATE_EXAMPLES.get(language, []):
+        messages += [{"role": "user", "content": asked}, {"role": "assistant", "content": translated}]
+    return messages + [{"role": "user", "content": question}]
+
+
 LANGUAGE_NAMES = {"zh": "Chinese (简体中文)", "en": "English"}
 
 MQE = (

@@ -6,8 +6,9 @@
   them in the section (rag.worked);
 - compare: each side retrieved on its own and set side by side, a sentence naming both first;
 - summarize: the scope's sections in order, one key sentence each, then its key terms (rag.summary).
-With a model, the model writes the opening in plain words (`Shape.instruction`, checked sentence by sentence)
-and the same quotes follow it. Every line is cited.
+With a model, the model writes a short opening in plain words (`Shape.instruction`, checked sentence by
+sentence) and the same answer from the book's words follows it under "From the book" (rag.answer.add_book_answer).
+A lookup's model answer is followed only by the quotes it did not say. Every line is cited.
 """
 from __future__ import annotations
 
@@ -37,16 +38,18 @@ class Shape:
 
 SHAPES: dict[str, Shape] = {
     "lookup": Shape("lookup", 600, 3, 0, "", "", 160),
-    "explain": Shape("explain", 1000, 3, 2, "Explain it in plain words: first what it is, then how it works.",
-                     "用通俗的话解释：先说它是什么，再说它如何起作用。", 220, worked_chars=600),
-    "why": Shape("why", 1000, 3, 2, "Give the reason first, then explain it.", "先说原因，再解释。", 220,
-                 worked_chars=600),
-    "howto": Shape("howto", 1100, 3, 2, "Give the steps in order. Keep code exactly as the sources write it.",
-                   "按顺序给出步骤，代码和公式照来源原样写。", 240, worked_chars=900),
-    "example": Shape("example", 1100, 2, 1, "Show the example from the sources and say what it shows.",
-                     "给出来源中的例子，并说明它说明了什么。", 220, worked_chars=900),
-    "compare": Shape("compare", 1000, 2, 1, "Say how the two differ and when to use which.",
-                     "说明两者的区别，以及各自适用的情况。", 240, worked_chars=350),
+    "explain": Shape("explain", 1000, 3, 2, "In two or three plain sentences: first what it is, then how it works.",
+                     "用两三句通俗的话解释：先说它是什么，再说它如何起作用。", 150, worked_chars=600),
+    "why": Shape("why", 1000, 3, 2, "In two or three sentences: the reason first, then why it holds.",
+                 "用两三句话：先说原因，再解释。", 150, worked_chars=600),
+    "howto": Shape("howto", 1100, 3, 2, "Give the steps in order, briefly. Do not copy long code: the book's code "
+                   "is shown under your answer.", "简要地按顺序给出步骤。不要照抄长代码：书中的代码会显示在你的回答下面。",
+                   150, worked_chars=900),
+    "example": Shape("example", 1100, 2, 1, "In two or three sentences, say what the sources' example shows: the "
+                     "example itself is shown under your answer.", "用两三句话说明来源中的例子说明了什么：例子本身会显示在"
+                     "你的回答下面。", 150, worked_chars=900),
+    "compare": Shape("compare", 1000, 2, 1, "In two or three sentences, say how the two differ and when to use which.",
+                     "用两三句话说明两者的区别，以及各自适用的情况。", 150, worked_chars=350),
     "summarize": Shape("summarize", 1600, 5, 0, "Say in two or three sentences what this part teaches overall.",
                        "用两三句话概括这部分主要讲了什么。", 200),
 }

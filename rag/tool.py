@@ -26,9 +26,10 @@ from core.settings import Settings, get_settings
 from core.text import clean_document_name, detect_language, search_tokens
 from core.vectors import get_vector_store
 from rag import prompts
-from rag.answer import (Source, add_supporting_quote, attribute_uncited, citation_for, drop_unsupported,
-                        extractive_answer, focused_sources, has_words, refusal, says_not_found, stream_composed_answer,
-                        whole_chunk_sources)
+from rag.answer import (Source, add_book_answer, add_supporting_quote, attribute_uncited, citation_for,
+                        drop_unsupported, extractive_answer, focused_sources, has_words, refusal, says_not_found,
+                        stream_composed_answer, whole_chunk_sources)
+from rag.compare import comparison_sides
 from rag.abbreviations import spell_out
 from rag.focus import search_focus
 from rag.evidence import (Evidence, QuestionTerms, discount_document_names, discount_statement_names,
@@ -493,6 +494,10 @@ class RAGTool:
                 own_words=None) -> Iterator:
         """Retrieval (within the scope the question names), evidence, then the answer in the plan's shape."""
         within = frozenset(c.chunk_id for c in self.scope_chunks(plan.scope)) if plan.scope else None   # pieces' chunks
+        # a side or part of a question naming a book is looked for in that book ("random forests" in the pumpkin
+        # book, not Think Python's random module), as the whole question's answer is (RetrievalResult.focus)
+        pieces_within = within if within is not None or not plan.documents else frozenset(
+            c.chunk_id for d in plan.documents for c in self.document_outline(d).chunks)
         translation = self._translation(question, plan)
         result = self.retrieve(question, within=within, also=(translation,) if translation else (), **options)
         queries[:] = result.queries
@@ -503,11 +508,11 @@ class RAGTool:
         if translation and hits:     # units in the other language, judged by their words
             evidence = _best_of(evidence, self.evidence(translation, hits, kind=plan.kind))
         unknown = [w for w in self.unknown_words(question, terms) if own_words is None or w in own_words]
-        sides = self._sides(plan, evidence, within, options) if plan.sides else None
+        sides = self._sides(plan, evidence, pieces_within, options, translation) if plan.sides else None
         parts = question_parts(question) if sides is None and plan.kind in PART_KINDS else [question]
         strength = evidence_strength(evidence, unknown)
         if len(parts) > 1 and evidence:
-            evidence = self._parts(parts, plan, evidence, within, options)
+            evidence = self._parts(parts, plan, evidence, pieces_within, options)
         if sides is not None:
             strength = max(strength, min(evidence_strength(sides[0]), evidence_strength(sides[1])))
         shape = shape_of(plan.kind)
@@ -519,23 +524,31 @@ class RAGTool:
             yield answer.text
             return answer
         if self.llm is None:
-            answer = None
-            if sides is not None:
-                answer = compare_answer(question, plan.sides, (self._widened(sides[0], 1), self._widened(sides[1], 1)),
-                                        sides[2], zh=plan.language == "zh", side_chars=shape.worked_chars)
-            if answer is None and len(parts) > 1:   # each part's best unit, however its score compares
-                answer = extractive_answer(question, evidence, max_quotes=len(parts), min_relative=0.0,
-                                           budget=shape.budget, worked_chars=shape.worked_chars)
-            if answer is None:
-                answer = extractive_answer(question, evidence, max_quotes=shape.max_quotes, budget=shape.budget,
-                                           lead_sentences=shape.lead_sentences, worked_chars=shape.worked_chars)
+            answer = self._book_answer(question, plan, evidence, sides, parts, shape)
             notices.insert(0, prompts.EXTRACTIVE_NOTICE)
             yield SourcesEvent(answer.citations, search_query=question)
             yield answer.text
             return answer
+        book = self._book_answer(question, plan, evidence, sides, parts, shape) if shape.kind != "lookup" else None
         if sides is not None:   # the model reads both sides' best passages, and the quotes under it show both
             evidence = _interleaved(sides[2], sides[0], sides[1], evidence)
-        return (yield from self._composed(question, hits, evidence, history, memory_context, notices, shape))
+        return (yield from self._composed(question, hits, evidence, history, memory_context, notices, shape, book))
+
+    def _book_answer(self, question, plan: QuestionPlan, evidence: list[Evidence], sides, parts: list[str],
+                     shape: Shape) -> Answer:
+        """The answer in the plan's shape from the document's own sentences (rag.shapes): the whole answer
+        without a model, and what follows a model's opening with one."""
+        answer = None
+        if sides is not None:
+            answer = compare_answer(question, plan.sides, (self._widened(sides[0], 1), self._widened(sides[1], 1)),
+                                    sides[2], zh=plan.language == "zh", side_chars=shape.worked_chars)
+        if answer is None and len(parts) > 1:   # each part's best unit, however its score compares
+            answer = extractive_answer(question, evidence, max_quotes=len(parts), min_relative=0.0,
+                                       budget=shape.budget, worked_chars=shape.worked_chars)
+        if answer is None:
+            answer = extractive_answer(question, evidence, max_quotes=shape.max_quotes, budget=shape.budget,
+                                       lead_sentences=shape.lead_sentences, worked_chars=shape.worked_chars)
+        return answer
 
     def _widened(self, evidence: list[Evidence], chunks: int = 6) -> list[Evidence]:
         """The evidence of the best `chunks` chunks read on to their section's end (rag.worked), from the
@@ -548,8 +561,9 @@ class RAGTool:
         a model; None otherwise or when it fails."""
         if self.llm is None:
             return None
-        languages = ({self.document_outline(plan.scope.doc_id).language} if plan.scope else
-                     {self.document_outline(d.doc_id).language for d in self.store.list_documents(self.user_id)})
+        doc_ids = [plan.scope.doc_id] if plan.scope else list(plan.documents) or \
+            [d.doc_id for d in self.store.list_documents(self.user_id)]
+        languages = {self.document_outline(d).language for d in doc_ids}
         other = sorted(languages - {plan.language})
         if not other:
             return None
@@ -557,9 +571,8 @@ class RAGTool:
         if key in _translations:
             return _translations[key]
         try:
-            text = self.llm.complete([{"role": "user", "content": prompts.TRANSLATE.format(
-                language=prompts.LANGUAGE_NAMES.get(other[0], other[0]), question=question)}],
-                max_tokens=80, temperature=0.0).strip().strip('"“”').splitlines()[0].strip()
+            text = self.llm.complete(prompts.translation_messages(question, other[0]), max_tokens=80,
+                                     temperature=0.0).strip().strip('"“”').splitlines()[0].strip()
         except (LLMError, IndexError):
             log.warning("translating the question failed; searching it as asked", exc_info=True)
             return None
@@ -580,14 +593,24 @@ class RAGTool:
                 heads.append(found[0])
         return _interleaved(heads + evidence)
 
-    def _sides(self, plan: QuestionPlan, evidence: list[Evidence], within, options) -> tuple:
-        """For a comparison: each side's best evidence, searched on its own, and the units naming both."""
+    def _sides(self, plan: QuestionPlan, evidence: list[Evidence], within, options, translation=None) -> tuple:
+        """For a comparison: each side's best evidence, searched on its own, and the units naming both. With the
+        question translated into the documents' language (`_translation`), each side is also asked in it:
+        "random forests" is found as 随机森林."""
+        translated = comparison_sides(translation) if translation else None
         out = []
-        for side in plan.sides:
+        for k, side in enumerate(plan.sides):
             asked = f"什么是{side}？" if plan.language == "zh" else f"What is {side}?"
-            hits = self.retrieve(asked, within=within, **options).answering_hits
+            names = [side]
+            also: tuple[str, ...] = ()
+            if translated:
+                names.append(translated[k])
+                also = (f"What is {translated[k]}?" if plan.language == "zh" else f"什么是{translated[k]}？",)
+            hits = self.retrieve(asked, within=within, also=also, **options).answering_hits
             found = self.evidence(asked, hits, kind="explain") if hits else []
-            out.append([e for e in found if _mentions(e.unit.text, side)] or found)
+            if also and hits:
+                found = _best_of(found, self.evidence(also[0], hits, kind="explain"))
+            out.append([e for e in found if any(_mentions(e.unit.text, name) for name in names)] or found)
         both = [e for e in evidence if all(_mentions(e.unit.text, side) for side in plan.sides)]
         return out[0], out[1], both
 
@@ -675,9 +698,12 @@ class RAGTool:
         self.store.put_summary(self.user_id, scope.doc_id, key, method, kept)
         return kept
 
-    def _composed(self, question, hits, evidence, history, memory_context, notices, shape: Shape) -> Iterator:
+    def _composed(self, question, hits, evidence, history, memory_context, notices, shape: Shape,
+                  book: Answer | None = None) -> Iterator:
         """The LLM's answer over the passages (a few focused excerpts for a local model, whole chunks
-        for an endpoint); the extractive answer if the model fails; a refusal if it finds nothing."""
+        for an endpoint); the extractive answer if the model fails; a refusal if it finds nothing. `book`: the
+        answer in the question's shape from the document's own words, shown under the model's opening (or
+        instead of it when the model fails); without it, the best quotes the model did not say."""
         local = getattr(self.llm, "is_local", False)
         if local:
             sources = focused_sources(evidence, self.settings.llm_context_tokens)
@@ -706,11 +732,11 @@ class RAGTool:
             notices.append(Notice(prompts.LLM_FAILED_NOTICE_ZH, key="notice_llm_failed_general") if zh else
                            Notice(prompts.LLM_FAILED_NOTICE.format(error=exc), key="notice_llm_failed",
                                   error=Notice.of(exc)))
-            return (yield from self._extractive_instead(question, evidence, emitted, shape))
+            return (yield from self._extractive_instead(question, evidence, emitted, shape, book))
         if answer.text and not has_words(answer.text):   # a small model may write only "[1] [2] [3]"
             notices.append(Notice(prompts.LLM_FAILED_NOTICE_ZH if zh else prompts.LLM_NO_ANSWER_NOTICE,
                                   key="notice_llm_failed_general"))
-            return (yield from self._extractive_instead(question, evidence, emitted, shape))
+            return (yield from self._extractive_instead(question, evidence, emitted, shape, book))
         if says_not_found(answer.text) or not answer.text:
             refused = refusal(question, evidence, hits)
             refused.llm = answer.llm
@@ -721,8 +747,9 @@ class RAGTool:
         if not has_words(answer.text):      # nothing the model wrote holds: the passages answer instead
             notices.append(Notice(prompts.ALL_UNSUPPORTED_NOTICE_ZH if zh else prompts.ALL_UNSUPPORTED_NOTICE,
                                   key="notice_all_unsupported"))
-            return (yield from self._extractive_instead(question, evidence, True, shape))
-        quoted = add_supporting_quote(answer, evidence, budget=shape.budget, worked_chars=shape.worked_chars)
+            return (yield from self._extractive_instead(question, evidence, True, shape, book))
+        quoted = add_book_answer(answer, book, zh=zh) if book is not None else \
+            add_supporting_quote(answer, evidence, budget=shape.budget, worked_chars=shape.worked_chars)
         if quoted:
             yield quoted
         if not answer.citations:   # nothing the model wrote is backed by a source: the sources still show
@@ -733,11 +760,12 @@ class RAGTool:
         return answer
 
     @staticmethod
-    def _extractive_instead(question: str, evidence: list[Evidence], emitted: bool, shape: Shape) -> Iterator:
+    def _extractive_instead(question: str, evidence: list[Evidence], emitted: bool, shape: Shape,
+                            book: Answer | None = None) -> Iterator:
         """The extractive answer after whatever the model streamed, when the model gave nothing to read."""
         if emitted:
             yield "\n\n"
-        answer = extractive_answer(question, evidence, max_quotes=shape.max_quotes, budget=shape.budget,
+        answer = book or extractive_answer(question, evidence, max_quotes=shape.max_quotes, budget=shape.budget,
                                    lead_sentences=shape.lead_sentences, worked_chars=shape.worked_chars)
         yield answer.text
         return answer

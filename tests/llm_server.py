@@ -53,7 +53,7 @@ class FakeLLM:
         last = messages[-1]["content"]
         if self.rewrite and "standalone question" in last:
             return self.rewrite
-        if self.translation and last.startswith("Translate the question"):
+        if self.translation and messages[0]["content"].startswith("Translate the user's question"):
             return self.translation
         if "search queries" in last:
             return "definition of a function in Python\nwhat does a function do\nnamed sequence of statements"

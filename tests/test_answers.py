@@ -338,6 +338,35 @@ def test_a_short_composed_answer_still_gets_the_sentence_it_came_from():
     assert add_supporting_quote(whole, evidence) == "" and whole.text.count("大连实德") == 1
 
 
+def test_the_books_answer_follows_a_models_opening_with_its_citations_numbered_on():
+    """Under a model's short opening, the answer in the question's shape from the book's words: its citations
+    numbered after the model's (the same chunk keeps its number), code left as written (t[1] is not a
+    citation), a quote the opening already says left out."""
+    from rag.answer import BOOK_HEADING, add_book_answer, citation_for
+    from rag.types import Chunk, SearchHit
+
+    def hit(cid, text, page):
+        chunk = Chunk(doc_id="d", chunk_id=cid, ordinal=page, text=text, heading_path=[], page_start=page,
+                      page_end=page, char_start=0, char_end=len(text), token_count=20)
+        return SearchHit(chunk=chunk, doc_name="tp.pdf", doc_title="tp", score=1.0, rank=1)
+    tuple_hit = hit("c1", "A tuple is a sequence of values. Tuples are immutable.", 3)
+    list_hit = hit("c2", "Lists are mutable.", 4)
+    opening = Answer(question="list vs tuple?", text="A tuple cannot be changed, a list can [1].",
+                     citations=[citation_for(1, list_hit, quote="Lists are mutable.")], mode="llm")
+    book = Answer(question="list vs tuple?", mode="extractive",
+                  text="**tuple**: A tuple is a sequence of values. [1]\n\n```\n>>> t[1]\n'b'\n```\n\n"
+                       "**list**: Lists are mutable. [2]\n\n> A tuple cannot be changed, a list can. [2]",
+                  citations=[citation_for(1, tuple_hit, quote="A tuple is a sequence of values."),
+                             citation_for(2, list_hit, quote="Lists are mutable.")])
+    added = add_book_answer(opening, book, zh=False)
+    assert added.startswith(f"\n\n{BOOK_HEADING}\n\n**tuple**")
+    assert "sequence of values. [2]" in added and "Lists are mutable. [1]" in added   # numbered on; c2 keeps 1
+    assert ">>> t[1]" in added                                                          # code as written
+    assert "> A tuple cannot be changed" not in added                                  # already said
+    assert [(c.n, c.chunk_id) for c in opening.citations] == [(1, "c2"), (2, "c1")]
+    assert opening.text.endswith(added)
+
+
 # -- citations and checks -------------------------------------------------------------------------------------
 
 def test_citation_numbers_follow_first_use_even_when_a_number_is_split_across_pieces():

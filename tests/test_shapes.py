@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from rag.compare import comparison_sides
+from rag.answer import BOOK_HEADING
 from rag.tool import RAGTool
 from rag.types import Answer, SourcesEvent
 
@@ -132,6 +133,14 @@ def test_a_chapter_no_document_has_is_said_in_one_sentence(library):
     assert answer.refused and answer.text.startswith("你的文档中没有第九章")
 
 
+def test_a_chapter_named_by_a_subject_no_heading_has_is_searched_not_refused(library):
+    """"The chapter on recursive functions" matches no chapter's heading (recursion is a section of chapter 2):
+    the question is answered from the library, as an English question about a Chinese book's "SVM chapter"
+    (支持向量机) must be. A chapter asked for by number is still one that exists or is said not to."""
+    _, answer = ask(library, "In the chapter on recursive functions, why does every recursive function need a base case?")
+    assert not answer.refused and "base case that stops the recursion" in answer.text
+
+
 def test_a_comparison_sets_both_sides_side_by_side(library):
     _, answer = ask(library, "What is the difference between a list and a tuple?")
     assert answer.kind == "compare" and not answer.refused
@@ -185,3 +194,21 @@ def test_a_comparison_side_is_named_only_where_its_words_are_written():
     assert _mentions("过拟合是指学习器把训练样本自身的特点当作一般性质。", "过拟合")
     assert not _mentions("def countdown(n): print('Blastoff!')", "过拟合")
     assert not _mentions("欠拟合是指学习器对训练样本的一般性质尚未学好。", "过拟合")
+
+
+def test_an_english_comparison_about_a_chinese_book_finds_each_side_in_chinese(llm_settings, fake_llm):
+    """With a model, a comparison asked in English of a Chinese book named in it has each side looked for as the
+    translated question names it (过拟合, 欠拟合) in that book, and the book's two sides are shown in Chinese, each
+    cited. (Whether the model's English opening is kept is the support check's call: across languages it reads
+    closeness alone, see rag.support.)"""
+    tool = RAGTool("learner", llm_settings)
+    tool.add_text(BOOK, title="Learning Python", name="learning-python.md")
+    tool.add_text(BOOK_ZH, title="机器学习笔记", name="ml-notes.md")
+    fake_llm.translation = "机器学习笔记中过拟合和欠拟合有什么区别？"
+    fake_llm.answer = ("Overfitting is when the learner takes the training samples' own traits as general properties "
+                       "of all samples, so generalization performance drops [1].")
+    answer = tool.ask("What is the difference between overfitting and underfitting in ml-notes?")
+    assert answer.kind == "compare" and not answer.refused
+    assert "过拟合是指学习器把训练样本自身的特点当作所有样本的一般性质" in answer.text and "欠拟合是指" in answer.text
+    assert "**overfitting**" in answer.text and "**underfitting**" in answer.text
+    assert all(c.doc_name == "ml-notes.md" for c in answer.citations)
