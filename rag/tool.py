@@ -561,9 +561,8 @@ class RAGTool:
         a model; None otherwise or when it fails."""
         if self.llm is None:
             return None
-        doc_ids = [plan.scope.doc_id] if plan.scope else list(plan.documents) or \
-            [d.doc_id for d in self.store.list_documents(self.user_id)]
-        languages = {self.document_outline(d).language for d in doc_ids}
+        languages = ({self.document_outline(plan.scope.doc_id).language} if plan.scope else
+                     {self.document_outline(d.doc_id).language for d in self.store.list_documents(self.user_id)})
         other = sorted(languages - {plan.language})
         if not other:
             return None

@@ -104,7 +104,7 @@ def test_an_english_question_about_the_chinese_book_is_answered_in_english_with_
     assert answer.startswith("Overfitting means the learner takes") and "not in your documents" not in answer
     assert "过拟合是指学习器把训练样本自身的特点当作所有样本的一般性质" in answer    # the original quote beside it
     assert any("ml-notes.md" in label for label in source_labels(page))
-    translate = [r for r in fake_llm.requests if r["body"]["messages"][-1]["content"].startswith("Translate")]
+    translate = [r for r in fake_llm.requests if r["body"]["messages"][0]["content"].startswith("Translate")]
     assert translate, "the question was also searched in the book's language"
     page.screenshot(path=str(artefacts / "25-crosslang-en.png"), full_page=True)
 
