@@ -151,7 +151,7 @@ def test_clicking_a_citation_opens_its_page(learner, artefacts):
     link.click()
     page.wait_for_selector("#page-view img")
     caption = page.wait_for_function(
-        "() => { const t = document.querySelector('#page-view').innerText; return t.includes('page 2 of 5') && t; }")
+        "() => { const t = document.querySelector('#page-view')?.innerText; return t && t.includes('page 2 of 5') && t; }")
     assert "study-guide.pdf · p. 2" in caption.json_value()
     assert "Sources — click one" in page.inner_text("#sources")
     checked = page.query_selector("#sources input:checked")
@@ -161,7 +161,7 @@ def test_clicking_a_citation_opens_its_page(learner, artefacts):
     page.screenshot(path=str(artefacts / "12-citation-page.png"), full_page=True)
     # the source list still works on its own
     page.click("#sources label >> nth=0")
-    page.wait_for_function("() => document.querySelector('#page-view').innerText.includes('page 2 of 5')")
+    page.wait_for_function("() => document.querySelector('#page-view')?.innerText.includes('page 2 of 5')")
 
 
 def test_document_html_is_printed_not_rendered(learner):

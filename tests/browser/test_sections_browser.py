@@ -143,7 +143,7 @@ def test_a_chinese_section_and_back_to_a_pdf_page(learner):
     index = next((i for i, label in enumerate(labels) if ".pdf" in label), None)
     assert index is not None, labels
     page.click(f"#sources label >> nth={index}")
-    page.wait_for_function("() => document.querySelector('#page-view').innerText.includes(' of 2')")
+    page.wait_for_function("() => document.querySelector('#page-view')?.innerText.includes(' of 2')")
     page.wait_for_selector("#page-view img")
     shown = viewer(page)
     assert shown["image"] and not shown["panel"]
