@@ -27,7 +27,11 @@ UNSEEN = {
     "howto": ["How do I open a file for writing?", "How can I remove an item from a list?", "怎么实现一个栈？",
               "如何推导对数几率回归的梯度？", "How do I compute the information gain of a split?"],
     "explain": ["Explain what a docstring is for.", "Can you explain the concept of encapsulation?",
-                "解释一下什么是偏差-方差分解。", "请通俗地讲讲 EM 算法。", "Help me understand what aliasing means."],
+                "解释一下什么是偏差-方差分解。", "请通俗地讲讲 EM 算法。", "Help me understand what aliasing means.",
+                # a term's "what is": explained, not looked up
+                "What is a generator?", "What is gradient clipping?", "什么是梯度下降？", "集成学习是什么？"],
+    "lookup": ["What is the default port of the server?", "What is the deadline for the report?",
+               "GPT-2 的词表有多大？", "Which year was the second edition published?"],
 }
 
 
