@@ -285,8 +285,9 @@ def defines(unit_text: str, question_terms: set[str]) -> bool:
             return bool(_ZH_DEFINES.match(head[len(term):]))
     return False
 _ASKS_NUMBER = re.compile(r"\b(how (much|many|long|old|big|large|far)|what (was|is|were) the (total|amount|"
-                          r"number|percentage|rate|value|cost|price|revenue)|what percentage|ratio)\b|多少|几|"
-                          r"多长|多大|多高|哪一年|何时|什么时候", re.IGNORECASE)
+                          r"number|percentage|rate|value|cost|price|revenue)|what percentage|ratio|"
+                          r"(by |on |until )?(what|which) (date|day|year|month))\b|多少|几|"
+                          r"多长|多大|多高|哪一年|哪天|哪一天|何时|什么时候", re.IGNORECASE)
 _NUMBER = re.compile(r"\d")
 # "多少公里", "几年", "how many years": the unit the number must come with
 _ASKED_UNIT = re.compile(r"(?:多少|几)([\u4e00-\u9fff]{1,2})|\bhow many ([a-z]+)", re.IGNORECASE)
