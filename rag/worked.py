@@ -78,17 +78,90 @@ def _overlap(text: str, nxt: Chunk, char_end: int) -> int | None:
     return None
 
 
+# A sentence that begins by pointing back at what the book just showed: "This program demonstrates a pattern
+# called a guardian", "This operation is called a type-based dispatch", "这段代码…". What it names is the code
+# above it, often in the chunk before (tests/test_worked.py).
+BACK_REFERENCES = (
+    "this program", "this function", "this code", "this example", "this operation", "this method", "this version",
+    "this pattern", "this loop", "this class", "this definition", "this implementation", "these functions",
+    "these methods", "these examples", "the code above", "the program above", "the function above",
+    "the example above", "in this example", "in this version",
+    "这段代码", "这个程序", "这个函数", "这个例子", "这个方法", "这种写法", "上面的代码", "上面的例子", "上述代码", "以上代码",
+)
+BACK_REFERENCE_REACH = 3     # sentences that may stand between the code and the sentence pointing back at it
+
+
+def refers_back(sentence: str) -> bool:
+    """Whether the sentence begins by pointing back at what came before it ("This program …")."""
+    return sentence.lstrip().lower().startswith(BACK_REFERENCES)
+
+
+def preceded(chunk: Chunk, chunks: list[Chunk]) -> tuple[Chunk, int]:
+    """`chunk` with the chunk before it in the same section joined in front (their overlap once), and how far
+    the chunk's own text moved (its units' offsets grow by that). The chunk keeps its id; its first page and
+    page map grow backwards. (chunk, 0) when there is no such chunk or the two do not line up."""
+    at = next((i for i, c in enumerate(chunks) if c.chunk_id == chunk.chunk_id), None)
+    if not at or chunks[at - 1].heading_path != chunk.heading_path:
+        return chunk, 0
+    prev = chunks[at - 1]
+    skip = _overlap(prev.text, chunk, prev.char_end)
+    if skip is None:
+        return chunk, 0
+    sep = "" if skip else "\n\n"
+    shift = len(prev.text) + len(sep) - skip
+    breaks = list(prev.page_breaks) or ([(0, prev.page_start)] if prev.page_start is not None else [])
+    page_at_join = chunk.pages_of_span(skip, skip + 1)[0]
+    if breaks and page_at_join is not None and breaks[-1][1] != page_at_join:
+        breaks.append((len(prev.text) + len(sep), page_at_join))
+    if breaks:
+        breaks += [(shift + offset, page) for offset, page in chunk.page_breaks if offset > skip]
+    text = prev.text + sep + chunk.text[skip:]
+    first_page = prev.page_start if prev.page_start is not None else chunk.page_start
+    return dataclasses.replace(chunk, text=text, page_start=first_page, char_start=prev.char_start,
+                               page_breaks=breaks, token_count=len(token_spans(text))), shift
+
+
+def _needs_code_before(ev: Evidence) -> bool:
+    """A sentence pointing back at code its chunk does not hold ("This operation is called …" first in its
+    chunk, the method it names at the end of the chunk before)."""
+    if ev.unit.kind != "sentence" or not refers_back(ev.unit.text):
+        return False
+    before = [u for u in split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix) if u.end <= ev.unit.start]
+    return not any(u.kind == "code" for u in before[-(BACK_REFERENCE_REACH + 1):])
+
+
 def widened(evidence: list[Evidence], chunks_of, *, chunks_widened: int = 6) -> list[Evidence]:
     """The evidence with the hits of its best `chunks_widened` chunks continued to their section's end (or
-    CONTINUED_CHARS more); `chunks_of(doc_id)` lists a document's chunks in order."""
-    wide: dict[str, SearchHit] = {}
+    CONTINUED_CHARS more) and, when a sentence of it points back at code the chunk before holds (`refers_back`),
+    begun with that chunk; `chunks_of(doc_id)` lists a document's chunks in order."""
+    wide: dict[str, tuple[SearchHit, int]] = {}
     out = []
     for ev in evidence:
         cid = ev.hit.chunk.chunk_id
         if cid not in wide and len(wide) < chunks_widened:
-            wide[cid] = dataclasses.replace(ev.hit, chunk=continued(ev.hit.chunk, chunks_of(ev.hit.chunk.doc_id)))
-        out.append(dataclasses.replace(ev, hit=wide[cid]) if cid in wide else ev)
+            chunks = chunks_of(ev.hit.chunk.doc_id)
+            chunk, shift = preceded(ev.hit.chunk, chunks) if _needs_code_before(ev) else (ev.hit.chunk, 0)
+            chunk = _continued_after(chunk, shift, ev.hit.chunk, chunks) if shift else continued(chunk, chunks)
+            wide[cid] = (dataclasses.replace(ev.hit, chunk=chunk), shift)
+        if cid in wide:
+            hit, shift = wide[cid]
+            unit = dataclasses.replace(ev.unit, start=ev.unit.start + shift, end=ev.unit.end + shift)
+            out.append(dataclasses.replace(ev, hit=hit, unit=unit))
+        else:
+            out.append(ev)
     return out
+
+
+def _continued_after(joined: Chunk, shift: int, own: Chunk, chunks: list[Chunk]) -> Chunk:
+    """A chunk joined to the one before it (`preceded`), continued past its own end as `continued` does."""
+    tail = continued(own, chunks)
+    if tail is own:
+        return joined
+    breaks = list(joined.page_breaks) + [(shift + offset, page) for offset, page in tail.page_breaks
+                                          if offset >= len(own.text)]
+    text = joined.text + tail.text[len(own.text):]
+    return dataclasses.replace(joined, text=text, page_end=tail.page_end, char_end=tail.char_end,
+                               page_breaks=breaks, token_count=len(token_spans(text)))
 
 
 def _unit_before(ev: Evidence) -> tuple[Unit | None, str]:
@@ -107,13 +180,31 @@ def introduction(ev: Evidence) -> Unit | None:
     return None
 
 
-def _code_before(ev: Evidence) -> Unit | None:
+def _code_before(ev: Evidence) -> list[Unit]:
     """The code a sentence comes right after, when the sentence says what it is or does ("This operation is
-    called a type-based dispatch because …" under the method that does it): the example it names."""
+    called a type-based dispatch because …" under the method that does it): the example it names. A sentence
+    pointing back ("This program demonstrates …", `refers_back`) reaches the code over up to
+    BACK_REFERENCE_REACH sentences between, which come with it."""
     if ev.unit.kind != "sentence":
-        return None
-    before, between = _unit_before(ev)
-    return before if before and before.kind == "code" and not between.strip() else None
+        return []
+    text = ev.hit.chunk.text
+    before = [u for u in split_units(text, ev.hit.chunk.context_prefix) if u.end <= ev.unit.start]
+    if not before:
+        return []
+    if before[-1].kind == "code" and not text[before[-1].end:ev.unit.start].strip():
+        return [before[-1]]
+    if not refers_back(ev.unit.text):
+        return []
+    for k in range(1, BACK_REFERENCE_REACH + 1):
+        if len(before) <= k:
+            break
+        between = before[-k:]
+        if any(u.kind != "sentence" for u in between) or sum(len(u.text) for u in between) > 400:
+            break
+        if before[-k - 1].kind == "code":
+            code = _code_joined([u for u in before[:-k] if u.kind == "code" or u is before[-k - 1]], text)[-1]
+            return [code, *between]
+    return []
 
 
 def grow_quote(cited, unit_text: str, worked: "Worked") -> None:
@@ -141,7 +232,7 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     shown = set() if shown is None else shown
     cid = ev.hit.chunk.chunk_id
     intro = introduction(ev)
-    units = [u for u in (_code_before(ev), intro) if u and (cid, u.start) not in shown] + [ev.unit]
+    units = [u for u in (*_code_before(ev), intro) if u and (cid, u.start) not in shown] + [ev.unit]
     head = len(units)
     used = sum(len(u.text) for u in units)
     shows_code = any(u.kind == "code" for u in units)

@@ -189,3 +189,69 @@ def test_a_models_own_code_does_not_replace_the_books_example(tmp_path, llm_sett
     answer = tool.ask(question + " ")
     assert answer.text.startswith("The book counts words [1].\n\n```\ndef word_counts(path):"), answer.text
     assert answer.text.count("def word_counts(path):") == 1, answer.text
+
+
+def test_a_chunk_is_begun_with_the_chunk_before_it_in_its_section_with_its_pages():
+    from rag.worked import preceded
+    parts = ["# Notes\n\n## Part A\n\n" + " ".join(f"Alpha sentence {i} is here." for i in range(30)),
+             "\n\n" + " ".join(f"Beta sentence {i} is here." for i in range(30))]
+    markdown, pages, at = "".join(parts), [], 0
+    for n, part in enumerate(parts, start=1):
+        pages.append(PageSpan(n, at, at + len(part)))
+        at += len(part)
+    doc = ConvertedDocument(markdown=markdown, title="Notes", pages=pages, page_count=2, source_format="pdf")
+    chunks = chunk_document(doc, "d", size=40, overlap=10)
+    second = next(c for c in chunks if c.text.startswith("Beta sentence 9 is here."))
+    joined, shift = preceded(second, chunks)
+    assert joined.chunk_id == second.chunk_id and shift > 0
+    assert joined.text[shift:] == second.text           # the chunk's own text, moved by `shift`
+    flat = " ".join(joined.text.split())
+    assert all(flat.count(s) <= 1 for s in (f"Alpha sentence {i} is here." for i in range(30)))   # overlap once
+    beta = joined.text.index("Beta sentence 5 is here.")     # from the chunk before
+    assert joined.pages_of_span(beta, beta + 10) == (2, 2) and joined.page_start == 2
+    assert preceded(chunks[0], chunks) == (chunks[0], 0)   # nothing before the first chunk
+
+
+# A sentence that points back at code ("This operation is called …") two sentences after it.
+DISPATCH = " ".join(f"Note {i} says the method keeps the time in seconds for later." for i in range(1, 14))
+DISPATCH_BOOK = f"""# Practical Python
+
+## Chapter 7 Classes
+
+### 7.3 Dispatch on type
+
+The class needs one more method. {DISPATCH}
+
+```python
+def __add__(self, other):
+    if isinstance(other, Time):
+        return self.add_time(other)
+    else:
+        return self.increment(other)
+```
+
+The built-in function isinstance checks the type of a value. If other is a Time object, __add__ invokes add_time.
+This operation is called a type-based dispatch because it picks the method by the type of the argument.
+
+### 7.4 Polymorphism
+
+Functions that work with several types are called polymorphic.
+"""
+
+
+def test_a_sentence_pointing_back_at_code_shows_that_code(tmp_path):
+    """"This operation is called a type-based dispatch" matches the question; the method it names is above it,
+    behind two sentences: the answer shows the method with them."""
+    from core.settings import Settings
+    from rag.tool import RAGTool
+    from rag.worked import refers_back
+    assert refers_back("This operation is called a type-based dispatch.") and refers_back("这段代码定义了一个类。")
+    assert not refers_back("Operations like this are rare.")
+    tool = RAGTool("learner", Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none"))
+    tool.add_text(DISPATCH_BOOK, title="Practical Python", name="practical-python.md")
+    answer = tool.ask("Show me the book's example of a type-based dispatch.")
+    assert not answer.refused
+    text = answer.text
+    assert "def __add__(self, other):" in text and "return self.increment(other)" in text, text
+    assert text.index("def __add__") < text.index("This operation is called a type-based dispatch")
+    assert "If other is a Time object" in text
