@@ -369,6 +369,19 @@ def test_the_books_answer_follows_a_models_opening_with_its_citations_numbered_o
 
 # -- citations and checks -------------------------------------------------------------------------------------
 
+def test_a_citation_cut_off_by_the_token_limit_is_left_out(llm_settings, fake_llm):
+    """A model stopped inside a citation ("… keys [1") leaves no dangling "[1" in the answer nor among its
+    checked sentences."""
+    from rag.tool import RAGTool
+    tool = RAGTool("reader", llm_settings)
+    tool.add_text("# Tuples\n\nA tuple is a sequence of values. Tuples are immutable, so they can be dictionary keys.",
+                  title="Tuples", name="tuples.md")
+    fake_llm.answer = "Tuples are immutable, so they can be dictionary keys [1"
+    answer = tool.ask("Can a tuple be a dictionary key?")
+    assert answer.mode == "llm" and not re.search(r"\[\d*$", answer.text.split("\n\n")[0]), answer.text
+    assert all(c.sentence.strip() != "[1" for c in answer.checks)
+
+
 def test_citation_numbers_follow_first_use_even_when_a_number_is_split_across_pieces():
     r = CitationRenumberer({1, 2, 3})
     out = "".join(r.feed(p) for p in ["Tuples are immutable [", "3]. They can be keys [1", "][3]. Bogus [9]."])
