@@ -255,3 +255,23 @@ def test_a_sentence_pointing_back_at_code_shows_that_code(tmp_path):
     assert "def __add__(self, other):" in text and "return self.increment(other)" in text, text
     assert text.index("def __add__") < text.index("This operation is called a type-based dispatch")
     assert "If other is a Time object" in text
+
+
+def test_a_supporting_sentence_that_announces_a_list_keeps_the_list():
+    """A quote under the answer grows only into code — unless it announces what follows ("包括以下流程："):
+    then the steps it announces are what the learner asked for."""
+    from rag.answer import extractive_answer
+    from rag.evidence import Evidence, split_units
+    from rag.types import Chunk, SearchHit
+    def hit_of(cid: str, text: str) -> SearchHit:
+        chunk = Chunk(doc_id="d", chunk_id=cid, ordinal=int(cid[1:]), text=text, heading_path=["预训练"],
+                      page_start=None, page_end=None, char_start=0, char_end=len(text), token_count=60)
+        return SearchHit(chunk=chunk, doc_name="llm.md", doc_title="llm", score=1.0, rank=1)
+    lead = hit_of("c1", "预训练数据的处理与清洗是预训练的重要环节。")
+    steps = hit_of("c2", "预训练数据处理一般包括以下流程：\n\n1. 文档准备。从网页中提取文档。\n\n"
+                         "2. 语料过滤。去除低质量的文本。\n\n3. 语料去重。删除重复的文档。")
+    announces = next(u for u in split_units(steps.chunk.text) if u.text.endswith("以下流程："))
+    evidence = [Evidence(1, lead, split_units(lead.chunk.text)[0], 0.9, 0.9, None),
+                Evidence(2, steps, announces, 0.85, 0.85, None)]
+    answer = extractive_answer("预训练前数据要怎么处理？", evidence, worked_chars=900, budget=1100)
+    assert "文档准备" in answer.text and "语料过滤" in answer.text and "语料去重" in answer.text, answer.text
