@@ -250,7 +250,8 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
         if shows_code and used > limit:
             break
     # a supporting quote grows only into code, unless it announces what follows ("包括以下流程：", "the steps are:")
-    if code_only and not any(u.kind == "code" for u in units[head:]) and not ev.unit.text.rstrip().endswith((":", "：")):
+    announces = ev.unit.text.rstrip().endswith((":", "："))
+    if code_only and not announces and not any(u.kind == "code" for u in units[head:]):
         units = units[:head]
     shown.update((cid, u.start) for u in units)
     return Worked(_markdown(units, mark, lead_bold), " ".join(u.text for u in units))
