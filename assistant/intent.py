@@ -7,7 +7,8 @@ structural cues only to adjust the margin: a question about one's own past refer
 ("I", "my", 我), often names a past time ("yesterday", "上周"), and reports the speaker's own study
 ("did I read", 我…问过); a request that names the book ("the book", "chapter 3", 书里, 第三章) is about
 the documents even when it says "I want" or 我想/帮我. When an LLM is configured and the embedding vote
-is close, the LLM classifies the question (one word), falling back to the vote.
+is close, an endpoint LLM classifies the question (one word), falling back to the vote; the small packaged
+local model is not asked (it routes worse than the vote).
 
 The examples are data (below), so the router is extended by adding phrasings, not rules.
 """
@@ -198,7 +199,10 @@ class IntentRouter:
         # A question about one's own past refers to oneself; without that it is about the documents.
         intent = MEMORY if first_person and margin > threshold else DOCUMENTS
         method = "embedding"
-        if self.llm is not None and first_person and abs(margin - threshold) < AMBIGUOUS:
+        # Only a model that reads a question well is asked: the packaged 0.5B one sent "我不太懂梯度下降法的思路，
+        # 南瓜书是怎么解释的？" to the learning history (learner_zh, with the local model).
+        asks_model = self.llm is not None and not getattr(self.llm, "is_local", False)
+        if asks_model and first_person and abs(margin - threshold) < AMBIGUOUS:
             verdict = self._ask_llm(question)
             if verdict:
                 intent, method = verdict, "llm"

@@ -290,3 +290,17 @@ def test_routing_accuracy(router):
     summary = f"accuracy {accuracy:.1%} ({len(CASES) - len(wrong)}/{len(CASES)}): " + "; ".join(lines)
     print(summary)
     assert not wrong, f"{summary}\nwrong: {wrong}"
+
+
+def test_the_small_local_model_is_not_asked_to_route(tmp_path, local_model_dir):
+    """With the packaged local model as the LLM, a close vote stands: the 0.5B model sent "我不太懂梯度下降法的思路，
+    南瓜书是怎么解释的？" to the learning history. Every held-out question still routes as without a model."""
+    from core.embeddings import get_embedder
+    from core.llm import get_llm
+    settings = Settings(_env_file=None, data_dir=tmp_path / "data", llm_model_dir=local_model_dir, llm_backend="local")
+    llm = get_llm(settings)
+    assert getattr(llm, "is_local", False)
+    router = IntentRouter(get_embedder(settings), llm=llm)
+    decision = router.classify("我不太懂梯度下降法的思路，南瓜书是怎么解释的？")
+    assert decision.intent == DOCUMENTS and decision.method == "embedding"
+    assert all(router.classify(q).method == "embedding" for _, _, q in CASES[::10])
