@@ -458,8 +458,17 @@ def add_book_answer(answer: Answer, book: Answer, *, zh: bool) -> str:
             continue           # code the model copied exactly is not shown twice
         paragraphs.append(part if k % 2 else _BOOK_MARK.sub(lambda m: f"[{numbers.get(int(m[1]), m[1])}]", part))
     text = re.sub(r"\n{3,}", "\n\n", "".join(paragraphs))
-    kept = [p for p in text.split("\n\n")
-            if not (p.startswith("> ") and _already_said(CITATION_MARK.sub("", p[2:]), said))]
+    kept = []
+    for p in text.split("\n\n"):
+        if p.startswith("> ") and _already_said(CITATION_MARK.sub("", p[2:]), said):
+            continue
+        # the opening said the book's first sentence (a label such as "**tuple**:" is not a sentence)
+        lead = re.match(r"\*\*([^*]{20,}?)\*\*(?![:：])\s*", p)
+        if lead and _already_said(lead.group(1), said):
+            p = p[lead.end():]
+            if not has_words(CITATION_MARK.sub("", p)):
+                continue
+        kept.append(p)
     if not any(p.strip() for p in kept):
         return ""
     added = "\n\n" + (BOOK_HEADING_ZH if zh else BOOK_HEADING) + "\n\n" + "\n\n".join(kept)

@@ -7,6 +7,7 @@ import pytest
 
 from core.errors import LLMError
 from core.llm import get_llm
+from rag.answer import BOOK_HEADING
 from rag.tool import RAGTool
 from rag.types import Answer
 from tests.test_rag_core import NOTES
@@ -39,9 +40,10 @@ def test_a_paraphrased_answer_ends_with_the_documents_own_words(llm_settings, fa
     tool.add_text(NOTES, title="notes")
     items = list(tool.ask_stream("What is a function?"))
     final = items[-1]
-    quote = "> A function is a named sequence of statements that performs a computation."
+    quote = "A function is a named sequence of statements that performs a computation."
     assert final.text.startswith("It is a reusable, named block of code [1].")
-    assert quote in final.text and final.text.rstrip().endswith("[1]")     # the source's sentence, cited
+    opening, _, book = final.text.partition(BOOK_HEADING)                  # "What is X?": explained
+    assert quote in book and final.text.rstrip().endswith("[1]")           # the source's sentence, cited
     assert "".join(i for i in items if isinstance(i, str)).strip() == final.text   # and streamed like the rest
     fake_llm.answer = "A function is a named sequence of statements that performs a computation [1]."
     again = tool.ask("What is a function?")
