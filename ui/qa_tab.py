@@ -102,7 +102,7 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> gr.Textbox:
         with gr.Column(scale=2):
             sources = gr.Radio(label=_("sources_label"), choices=[], elem_id="sources")
             page_view = gr.Image(label=_("page_view"), type="pil", interactive=False, elem_id="page-view",
-                                 height=560, visible=False)     # shown when a source with pages is opened
+                                 height=560)
             # A cited document without pages: its section as text (assistant.views.section_html
             # prints the document's own HTML as text), in place of the page image.
             section_view = gr.HTML(visible=False, elem_id="section-view", js_on_load=SECTION_SCROLL_JS,
@@ -180,9 +180,8 @@ def passage_html(quote: str, hint: str) -> str:
 
 
 def no_source(qa: QA) -> dict:
-    """The viewer with nothing shown: no empty image box (a text document's source has no page image), the
-    text panel hidden."""
-    return {qa.page_view: gr.update(value=None, visible=False), qa.section_view: gr.update(value="", visible=False),
+    """The viewer with nothing shown: the (empty) page image, the text panel hidden."""
+    return {qa.page_view: gr.update(value=None, visible=True), qa.section_view: gr.update(value="", visible=False),
             qa.passage_view: gr.update(value="", visible=False)}
 
 
