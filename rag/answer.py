@@ -199,6 +199,8 @@ class CitationRenumberer:
 
     def flush(self) -> str:
         rest, self._pending = self._pending, ""
+        if re.fullmatch(r"\[\d*", rest):   # the model stopped inside a citation ("… 间隔最大。 [1"): it cites nothing
+            return ""
         return CITATION_MARK.sub(self._map, rest)
 
 
@@ -503,8 +505,7 @@ def stream_composed_answer(question: str, sources: list[Source], llm, *, system:
     if tail:
         pieces.append(tail)
         yield tail
-    # a model stopped by its token limit inside a citation ("… 间隔最大。 [1") leaves a mark that cites nothing
-    text = re.sub(r"\s*\[\d{0,6}$", "", "".join(pieces).strip())
+    text = "".join(pieces).strip()
     if renumber_citations:
         text, order = renumber(text, set(by_n))
         citations = [citation_for(i, by_n[k].hit, quote=by_n[k].text, support=by_n[k].support)

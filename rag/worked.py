@@ -126,8 +126,7 @@ def _needs_code_before(ev: Evidence) -> bool:
     chunk, the method it names at the end of the chunk before)."""
     if ev.unit.kind != "sentence" or not refers_back(ev.unit.text):
         return False
-    before = [u for u in split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix) if u.end <= ev.unit.start]
-    return not any(u.kind == "code" for u in before[-(BACK_REFERENCE_REACH + 1):])
+    return not any(u.kind == "code" for u in _units_before(ev)[-(BACK_REFERENCE_REACH + 1):])
 
 
 def widened(evidence: list[Evidence], chunks_of, *, chunks_widened: int = 6) -> list[Evidence]:
@@ -141,7 +140,7 @@ def widened(evidence: list[Evidence], chunks_of, *, chunks_widened: int = 6) -> 
         if cid not in wide and len(wide) < chunks_widened:
             chunks = chunks_of(ev.hit.chunk.doc_id)
             chunk, shift = preceded(ev.hit.chunk, chunks) if _needs_code_before(ev) else (ev.hit.chunk, 0)
-            chunk = _continued_after(chunk, shift, ev.hit.chunk, chunks) if shift else continued(chunk, chunks)
+            chunk = continued(chunk, chunks)     # a joined chunk keeps its id and ends as its own text did
             wide[cid] = (dataclasses.replace(ev.hit, chunk=chunk), shift)
         if cid in wide:
             hit, shift = wide[cid]
@@ -152,21 +151,14 @@ def widened(evidence: list[Evidence], chunks_of, *, chunks_widened: int = 6) -> 
     return out
 
 
-def _continued_after(joined: Chunk, shift: int, own: Chunk, chunks: list[Chunk]) -> Chunk:
-    """A chunk joined to the one before it (`preceded`), continued past its own end as `continued` does."""
-    tail = continued(own, chunks)
-    if tail is own:
-        return joined
-    breaks = list(joined.page_breaks) + [(shift + offset, page) for offset, page in tail.page_breaks
-                                          if offset >= len(own.text)]
-    text = joined.text + tail.text[len(own.text):]
-    return dataclasses.replace(joined, text=text, page_end=tail.page_end, char_end=tail.char_end,
-                               page_breaks=breaks, token_count=len(token_spans(text)))
+def _units_before(ev: Evidence) -> list[Unit]:
+    """The units before `ev`'s in its chunk, in order."""
+    return [u for u in split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix) if u.end <= ev.unit.start]
 
 
 def _unit_before(ev: Evidence) -> tuple[Unit | None, str]:
     """The unit right before `ev`'s in its chunk, and the text between the two."""
-    before = [u for u in split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix) if u.end <= ev.unit.start]
+    before = _units_before(ev)
     return (before[-1], ev.hit.chunk.text[before[-1].end:ev.unit.start]) if before else (None, "")
 
 
@@ -188,7 +180,7 @@ def _code_before(ev: Evidence) -> list[Unit]:
     if ev.unit.kind != "sentence":
         return []
     text = ev.hit.chunk.text
-    before = [u for u in split_units(text, ev.hit.chunk.context_prefix) if u.end <= ev.unit.start]
+    before = _units_before(ev)
     if not before:
         return []
     if before[-1].kind == "code" and not text[before[-1].end:ev.unit.start].strip():

@@ -53,16 +53,22 @@ If the aliased object is mutable, changes made with one alias affect the other. 
 """
 
 
+def paged_document(parts: list[str]) -> ConvertedDocument:
+    """A PDF-like document whose n-th part is its page n."""
+    pages, at = [], 0
+    for n, part in enumerate(parts, start=1):
+        pages.append(PageSpan(n, at, at + len(part)))
+        at += len(part)
+    return ConvertedDocument(markdown="".join(parts), title="Notes", pages=pages, page_count=len(parts),
+                             source_format="pdf")
+
+
 def test_a_chunk_is_continued_to_the_end_of_its_section_with_its_pages():
     # three pages, the section running over all of them; chunks much smaller than the section
     parts = ["# Notes\n\n## Part A\n\n" + " ".join(f"Alpha sentence {i} is here." for i in range(30)),
              "\n\n" + " ".join(f"Beta sentence {i} is here." for i in range(30)),
              "\n\n" + " ".join(f"Gamma sentence {i} is here." for i in range(30)) + "\n\n## Part B\n\nOther text."]
-    markdown, pages, at = "".join(parts), [], 0
-    for n, part in enumerate(parts, start=1):
-        pages.append(PageSpan(n, at, at + len(part)))
-        at += len(part)
-    doc = ConvertedDocument(markdown=markdown, title="Notes", pages=pages, page_count=3, source_format="pdf")
+    doc = paged_document(parts)
     chunks = chunk_document(doc, "d", size=40, overlap=10)
     first = chunks[0]
     assert first.page_end == 1 and len([c for c in chunks if c.heading_path == first.heading_path]) > 3
@@ -195,11 +201,7 @@ def test_a_chunk_is_begun_with_the_chunk_before_it_in_its_section_with_its_pages
     from rag.worked import preceded
     parts = ["# Notes\n\n## Part A\n\n" + " ".join(f"Alpha sentence {i} is here." for i in range(30)),
              "\n\n" + " ".join(f"Beta sentence {i} is here." for i in range(30))]
-    markdown, pages, at = "".join(parts), [], 0
-    for n, part in enumerate(parts, start=1):
-        pages.append(PageSpan(n, at, at + len(part)))
-        at += len(part)
-    doc = ConvertedDocument(markdown=markdown, title="Notes", pages=pages, page_count=2, source_format="pdf")
+    doc = paged_document(parts)
     chunks = chunk_document(doc, "d", size=40, overlap=10)
     second = next(c for c in chunks if c.text.startswith("Beta sentence 9 is here."))
     joined, shift = preceded(second, chunks)
