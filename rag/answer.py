@@ -61,6 +61,13 @@ def citation_for(n: int, hit: SearchHit, quote: str | None = None, support: floa
                     support=None if support is None else round(support, 3))
 
 
+def widen_citation(cited: Citation, other: Citation) -> None:
+    """A second quote of the same source added to its citation: the quote joined on, the pages widened."""
+    cited.quote += " … " + other.quote
+    if cited.page_start is not None and other.page_start is not None:
+        cited.page_start, cited.page_end = min(cited.page_start, other.page_start), max(cited.page_end, other.page_end)
+
+
 # -- sources for a prompt ---------------------------------------------------------------------------------
 
 def whole_chunk_sources(hits: list[SearchHit], budget_tokens: int, evidence: list[Evidence]) -> list[Source]:
@@ -337,10 +344,7 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
             citations.append(citation_for(numbers[cid], ev.hit, quote=ev.unit.text, support=ev.score))
         else:   # a second unit of the same source widens its quote and page range
             c = citations[numbers[cid] - 1]
-            extra = citation_for(c.n, ev.hit, quote=ev.unit.text)
-            c.quote += " … " + ev.unit.text
-            if c.page_start is not None and extra.page_start is not None:
-                c.page_start, c.page_end = min(c.page_start, extra.page_start), max(c.page_end, extra.page_end)
+            widen_citation(c, citation_for(c.n, ev.hit, quote=ev.unit.text))
         shown, mark = _with_example(ev), f"[{numbers[cid]}]"
         if worked_chars:
             if (cid, ev.unit.start) in worked_shown:      # inside an example already shown
@@ -449,9 +453,7 @@ def add_book_answer(answer: Answer, book: Answer, *, zh: bool) -> str:
             mine = dataclasses.replace(c, n=len(answer.citations) + 1)
             answer.citations.append(mine)
         elif c.quote not in mine.quote:
-            mine.quote += " … " + c.quote
-            if mine.page_start is not None and c.page_start is not None:
-                mine.page_start, mine.page_end = min(mine.page_start, c.page_start), max(mine.page_end, c.page_end)
+            widen_citation(mine, c)
         numbers[c.n] = mine.n
     flat = " ".join(answer.text.split())
     paragraphs = []

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rag.answer import citation_for
+from rag.answer import citation_for, widen_citation
 from rag.evidence import Evidence
 from rag.summary import Digest, KeySentence
 from rag.types import Answer, Citation, SearchHit
@@ -78,11 +78,7 @@ class _Citations:
             self.items.append(cited)
             self._by_chunk[hit.chunk.chunk_id] = cited
         elif quote not in cited.quote:
-            extra = citation_for(cited.n, hit, quote=quote)
-            cited.quote += " … " + quote
-            if cited.page_start is not None and extra.page_start is not None:
-                cited.page_start = min(cited.page_start, extra.page_start)
-                cited.page_end = max(cited.page_end, extra.page_end)
+            widen_citation(cited, citation_for(cited.n, hit, quote=quote))
         return f"[{cited.n}]"
 
 
