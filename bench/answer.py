@@ -53,6 +53,11 @@ def pct(values: list[float], q: float) -> float | None:
     return round(values[min(len(values) - 1, max(0, round(q * (len(values) - 1))))], 2)
 
 
+def cell(value) -> str:
+    """A table cell: '-' for a figure the answer has none of (extractive, or no timings from the server)."""
+    return "-" if value is None else str(value)
+
+
 def run_question(tool, question: str) -> dict:
     from rag.types import Answer, SourcesEvent
     started = time.perf_counter()
@@ -131,10 +136,10 @@ def main() -> None:
             mode = "refused" if row["refused"] else row["mode"]
             if row["notice"] and "did not finish" in row["notice"]:
                 mode = "timeout"
-            print(f"{lang:4} {row.get('ttft_s', '-'):>6} {row.get('model_ttft_s', '-'):>6} "
-                  f"{row.get('tok_s') or '-':>6} {row['total_s']:>6} {row.get('prompt_tokens', '-'):>6} "
-                  f"{row.get('cached_tokens', '-'):>6} {row.get('read_tok_s') or '-':>6} {mode:8} "
-                  f"{question} → {row['text']}", flush=True)
+            cells = [cell(row.get(k)) for k in ("ttft_s", "model_ttft_s", "tok_s", "total_s", "prompt_tokens",
+                                                 "cached_tokens", "read_tok_s")]
+            print(f"{lang:4} " + " ".join(f"{c:>6}" for c in cells) + f" {mode:8} {question} → {row['text']}",
+                  flush=True)
 
     summary = {"model": tool.llm.model, "threads": settings.llm_threads or "all", **setup}
     for lang, rs in rows.items():

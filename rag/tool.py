@@ -498,16 +498,24 @@ class RAGTool:
         # book, not Think Python's random module), as the whole question's answer is (RetrievalResult.focus)
         pieces_within = within if within is not None or not plan.documents else frozenset(
             c.chunk_id for d in plan.documents for c in self.document_outline(d).chunks)
-        translation = self._translation(question, plan)
-        result = self.retrieve(question, within=within, also=(translation,) if translation else (), **options)
-        queries[:] = result.queries
-        hits = result.answering_hits
-        notices.extend(result.warnings)
+        # a question about a document in another language is searched in that language too; in a library of
+        # both languages, only when its own language answers too weakly: the two languages' scores do not
+        # compare ("Explain what recursion is." went to the pumpkin book's 递归返回, where every character of 递归
+        # matches, not to Think Python's chapter on it), and the translation costs the model a prompt
+        named = bool(plan.scope or plan.documents)
+        translation = self._translation(question, plan) if named else None
         terms = self.question_terms(question)
-        evidence = self.evidence(question, hits, terms, kind=plan.kind) if hits else []
+        unknown = [w for w in self.unknown_words(question, terms) if own_words is None or w in own_words]
+        result, evidence = self._searched(question, plan, terms, within, translation, options)
+        if not named and evidence_strength(evidence, unknown) < self.settings.answer_min_support:
+            translation = self._translation(question, plan)
+            if translation:
+                result, evidence = self._searched(question, plan, terms, within, translation, options)
+        hits = result.answering_hits
+        queries[:] = result.queries
+        notices.extend(result.warnings)
         if translation and hits:     # units in the other language, judged by their words
             evidence = _best_of(evidence, self.evidence(translation, hits, kind=plan.kind))
-        unknown = [w for w in self.unknown_words(question, terms) if own_words is None or w in own_words]
         sides = self._sides(plan, evidence, pieces_within, options, translation) if plan.sides else None
         parts = question_parts(question) if sides is None and plan.kind in PART_KINDS else [question]
         strength = evidence_strength(evidence, unknown)
@@ -533,6 +541,12 @@ class RAGTool:
         if sides is not None:   # the model reads both sides' best passages, and the quotes under it show both
             evidence = _interleaved(sides[2], sides[0], sides[1], evidence)
         return (yield from self._composed(question, hits, evidence, history, memory_context, notices, shape, book))
+
+    def _searched(self, question: str, plan: QuestionPlan, terms, within, translation: str | None, options):
+        """The retrieval (of the question and its translation, if any) and its evidence judged by the question."""
+        result = self.retrieve(question, within=within, also=(translation,) if translation else (), **options)
+        hits = result.answering_hits
+        return result, self.evidence(question, hits, terms, kind=plan.kind) if hits else []
 
     def _book_answer(self, question, plan: QuestionPlan, evidence: list[Evidence], sides, parts: list[str],
                      shape: Shape) -> Answer:
@@ -561,8 +575,9 @@ class RAGTool:
         a model; None otherwise or when it fails."""
         if self.llm is None:
             return None
-        languages = ({self.document_outline(plan.scope.doc_id).language} if plan.scope else
-                     {self.document_outline(d.doc_id).language for d in self.store.list_documents(self.user_id)})
+        named = (plan.scope.doc_id,) if plan.scope else plan.documents or tuple(
+            d.doc_id for d in self.store.list_documents(self.user_id))
+        languages = {self.document_outline(doc_id).language for doc_id in named}
         other = sorted(languages - {plan.language})
         if not other:
             return None

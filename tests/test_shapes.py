@@ -212,3 +212,36 @@ def test_an_english_comparison_about_a_chinese_book_finds_each_side_in_chinese(l
     assert "过拟合是指学习器把训练样本自身的特点当作所有样本的一般性质" in answer.text and "欠拟合是指" in answer.text
     assert "**overfitting**" in answer.text and "**underfitting**" in answer.text
     assert all(c.doc_name == "ml-notes.md" for c in answer.citations)
+
+
+DECISION_TREES_ZH = """# 决策树笔记
+
+## 第 4 章 决策树
+
+### 4.1 递归划分
+
+决策树的生成是一个递归过程：递归划分数据集，直到递归返回。递归返回有三种情形，每种递归返回都结束一次递归。
+"""
+
+
+def test_an_english_question_in_a_library_of_both_languages_is_answered_from_the_english_book(llm_settings, fake_llm):
+    """A library holding an English and a Chinese book: "What is recursion?" is answered from the English book,
+    which answers it, and the model is not asked for a translation. Translated, it would be judged against the
+    Chinese book's 递归, where every character matches, and that judgement outscores the English one."""
+    tool = RAGTool("learner", llm_settings)
+    tool.add_text(BOOK, title="Learning Python", name="learning-python.md")
+    tool.add_text(DECISION_TREES_ZH, title="决策树笔记", name="decision-trees.md")
+    fake_llm.translation = "什么是递归？"
+    fake_llm.answer = "A recursive function calls itself and needs a base case that stops the recursion [1]."
+    answer = tool.ask("What is recursion?")
+    assert not answer.refused and answer.citations
+    assert {c.doc_name for c in answer.citations} == {"learning-python.md"}, answer.text
+    asked = [r["body"]["messages"][0]["content"] for r in fake_llm.requests if "messages" in r["body"]]
+    assert not any(m.startswith("Translate the user's question") for m in asked)
+    # the same library, a question only the Chinese book answers: translated, and answered from it
+    fake_llm.requests.clear()
+    fake_llm.translation = "什么是递归返回？"
+    answer = tool.ask("How does a decision tree split its data set?")
+    asked = [r["body"]["messages"][0]["content"] for r in fake_llm.requests if "messages" in r["body"]]
+    assert any(m.startswith("Translate the user's question") for m in asked)
+    assert not answer.refused and "decision-trees.md" in {c.doc_name for c in answer.citations}, answer.text
