@@ -141,7 +141,10 @@ def main() -> None:
             print(f"{lang:4} " + " ".join(f"{c:>6}" for c in cells) + f" {mode:8} {question} → {row['text']}",
                   flush=True)
 
-    summary = {"model": tool.llm.model, "threads": settings.llm_threads or "all", **setup}
+    engine = getattr(tool.llm, "_engine", None)
+    summary = {"model": tool.llm.model, "threads": settings.llm_threads or "auto",
+               "threads_read_write": [getattr(engine, "batch_threads", None), getattr(engine, "threads", None)],
+               **setup}
     for lang, rs in rows.items():
         ttft = [r["ttft_s"] for r in rs if "ttft_s" in r]
         model_ttft = [r["model_ttft_s"] for r in rs if "model_ttft_s" in r]

@@ -231,6 +231,10 @@ class _Engine:
         # One core is left to the embedder and the other users: on 2 cores, a model on both slows to a
         # crawl the moment anything else runs (measured: 0.4-2 tok/s vs 8-10 on one thread under load).
         self.threads = settings.llm_threads or max(1, (os.cpu_count() or 2) - 1)
+        # Reading the prompt (most of the wait for the first word) is one big matrix product per step and uses
+        # every core well: idle, first token 9.6 -> ~5 s on 2 cores; with one core busy elsewhere it is no
+        # slower than on one thread (bench/answer.py, docs/EVALUATION.md). Writing stays on `threads`.
+        self.batch_threads = settings.llm_threads or max(1, os.cpu_count() or 1)
         self.max_tokens = settings.llm_local_max_tokens
         self.load_seconds: float | None = None
         self._server = None
@@ -275,7 +279,7 @@ class _Engine:
         # after the step under way and the next one, a few seconds at most
         p.n_batch = p.n_ubatch = 128
         p.cpuparams.n_threads = self.threads
-        p.cpuparams_batch.n_threads = self.threads
+        p.cpuparams_batch.n_threads = self.batch_threads
         p.warmup = False
         p.offline = True                      # never fetch anything
         p.cache_ram_mib = 256                 # host-side prompt cache (the system prompt's reading is reused)
@@ -294,8 +298,8 @@ class _Engine:
                            "llama.cpp knows, or too little memory); see the log for details.",
                            key="err_llm_load_failed") from None
         self.load_seconds = time.perf_counter() - started
-        log.info("Loaded the local model %s in %.1f s (%d threads, %d-token context)",
-                 self.path.name, self.load_seconds, self.threads, self.n_ctx)
+        log.info("Loaded the local model %s in %.1f s (%d threads reading, %d writing, %d-token context)",
+                 self.path.name, self.load_seconds, self.batch_threads, self.threads, self.n_ctx)
         return server
 
     def close(self, wait_s: float = 15.0) -> None:

@@ -143,7 +143,8 @@ class Settings(BaseSettings):
     llm_model_path: Path | None = Field(None, description="Your own GGUF file; overrides LLM_LOCAL_MODEL.")
     llm_model_dir: Path | None = Field(
         None, description="Where packaged weights are joined into one GGUF file; unset = DATA_DIR/models.")
-    llm_threads: int = Field(0, description="CPU threads of the local model; 0 = all cores but one (at least one).")
+    llm_threads: int = Field(0, description="CPU threads of the local model; 0 = automatic (it reads the "
+                                               "prompt on all cores and writes on all but one).")
     llm_context_window: int = Field(4096, description="Context window (tokens) of the local model.")
     llm_local_max_tokens: int = Field(320, description="Most tokens the local model writes for one answer.")
     llm_repeat_penalty: float = Field(1.15, description="Local model's penalty on repeated tokens (guards loops).")
