@@ -25,9 +25,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from core.text import CJK_CHAR, KIND_WORDS, STOPWORDS, detect_language, period_parts, search_tokens, with_fiscal_years
+from core.text import (CJK_CHAR, KIND_WORDS, STOPWORDS, bm25_tokens, detect_language, period_parts, search_tokens,
+                       with_fiscal_years)
 from core.text import stem as snowball_stem
 from rag.injection import is_instruction
+from rag.outline import heading_text, split_at_headings
 from rag.statements import STATEMENTS, named_statements, under_statement
 from rag.types import SearchHit
 
@@ -275,10 +277,19 @@ _DEFINES = re.compile(r"\b(is|are) (a|an|the|called|used|defined)\b|\bmeans?\b|\
 _ZH_DEFINES = re.compile(r"^[^，。；：]{0,6}?(是|为|（[^）]{0,40}）[，,]?|，(又称|又名|是|为))")
 
 
+# A glossary line or a textbook's term in bold with its meaning after a colon: "查准率 P：被学习器预测为正例的
+#样例中…", "variable: A name that refers to a value." (the term, at most a short symbol after it, the colon).
+_GLOSSED = re.compile(r"^[^，。；：,.;:!?！？]{0,6}?[：:]\s*\S")
+
+
 def defines(unit_text: str, question_terms: set[str]) -> bool:
     """Whether the unit reads as a definition of something the question names."""
     head = unit_text[:200]
     if _DEFINES.search(head):
+        return True
+    folded = head.casefold()
+    if any(len(t) >= 2 and folded.startswith(t.casefold()) and _GLOSSED.match(head[len(t):])
+           for t in question_terms):
         return True
     for term in question_terms:
         if len(term) >= 2 and CJK_CHAR.match(term) and head.startswith(term):
@@ -327,6 +338,36 @@ def embedder_for(embedders, *texts: str):
 # A unit under a heading of the statement the question names (rag.statements). FinanceBench, no LLM:
 # cited_gold 0.24 -> 0.28, refused_answerable 8 -> 7 of 58; near_miss_en (its first 20) unchanged at 0.75.
 STATEMENT_BONUS = 0.06
+# "What example does the book use to explain tuple assignment?": the section "12.2 Tuple assignment" holds the
+# book's own example (a, b = b, a), while other sections' sentences say "For example" and "tuple" more often. A
+# unit under the section whose title the question says, word for word, is what the reader points at.
+NAMED_SECTION_BONUS = 0.1
+NAMED_SECTION_MIN_WORDS = 2     # a one-word title ("Lists") names a whole topic, not the place asked about
+
+
+def _units_under_named_sections(question_tokens: list[str], candidates) -> set[tuple[int, int]]:
+    """(id(hit), unit start) of the candidate units whose own section the question names. A chunk may hold
+    several short sections (its path is the first one's), so each unit is placed under the heading above it."""
+    out, pieces = set(), {}
+    for _, hit, unit in candidates:
+        if id(hit) not in pieces:
+            pieces[id(hit)] = [(p.char_start - hit.chunk.char_start, names_section(question_tokens, p.heading_path))
+                               for p in split_at_headings(hit.chunk)]
+        named = [is_named for start, is_named in pieces[id(hit)] if start <= unit.start]
+        if named and named[-1]:
+            out.add((id(hit), unit.start))
+    return out
+
+
+def names_section(question_tokens: list[str], heading_path: list[str]) -> bool:
+    """Whether the question says the chunk's own section title (its number left out), its words adjacent and in
+    order, stemmed as BM25 stems them: "tuple assignment" names "12.2. Tuple assignment"."""
+    if not heading_path:
+        return False
+    title = [t for t in bm25_tokens(heading_text(heading_path[-1])) if t not in STOPWORDS]
+    n = len(title)
+    return n >= NAMED_SECTION_MIN_WORDS and any(question_tokens[i:i + n] == title
+                                                for i in range(len(question_tokens) - n + 1))
 # A filing's auditor's report, consent and certifications name every statement, period and the company ("We have
 # audited the accompanying consolidated balance sheets of … as of December 31, 2022"): they match any question
 # about the figures, and answer only questions about the audit itself.
@@ -426,6 +467,8 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
                       for _, hit, _ in candidates}
     asks_definition = bool(_ASKS_DEFINITION.search(question))
     subject_terms = {t for t in search_tokens(question) if not _ZH_QUESTION_WORDS.fullmatch(t)}
+    question_tokens = [t for t in bm25_tokens(question) if t not in STOPWORDS]
+    named_section = _units_under_named_sections(question_tokens, candidates)
     asks_number = bool(_ASKS_NUMBER.search(question))
     unit_pattern = asked_unit(question)
     statements = named_statements(question)
@@ -454,6 +497,8 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
             score -= EXHIBIT_LINE_PENALTY
         if in_statement.get(id(hit)):
             score += STATEMENT_BONUS   # "from the balance sheet": the question says where its answer is
+        if (id(hit), unit.start) in named_section:
+            score += NAMED_SECTION_BONUS
         if _EXERCISE.match(unit.text) or unit.text.rstrip().endswith(("?", "？")) or \
                 any(_EXERCISE.match(h) for h in hit.chunk.heading_path[-1:]):
             score -= 0.3          # an exercise or a question in the text asks; it does not answer

@@ -192,6 +192,53 @@ def test_a_chinese_definition_names_its_subject_first(settings):
     assert "足球运动员" in answer.text.split("\n")[0]      # "X（…），中国足球运动员" defines X; a stray 是 does not
 
 
+def test_a_term_glossed_after_a_colon_is_read_as_its_definition():
+    """"查准率 P：…" and "variable: A name…" define the term they open with; a colon later in a sentence, or after
+    another word, does not."""
+    from rag.evidence import defines
+    assert defines("查准率 P：被学习器预测为正例的样例中有多大比例是真正例。", {"查准率"})
+    assert defines("variable: A name that refers to a value.", {"variable"})
+    assert defines("Tuple: a sequence of values that cannot change.", {"tuple"})
+    assert not defines("根据式 (2.9) 可算得查准率此时为正例在全体样本中的占比：", {"查准率"})
+    assert not defines("因为当取到 (1, 0) 点时，此时是将所有样本均判为正例。", {"查准率"})
+    assert not defines("Note: the variable holds a value.", {"variable"})
+
+
+TUPLES_CHAPTER = """# Chapter 12 Tuples
+
+## 12.1 Tuples are immutable
+
+A tuple is a sequence of values. For example, the tuple ('Cleese', 'John') holds a last and a first name.
+For example, a tuple of one element needs a final comma: ('a',) is a tuple, ('a') is a string.
+
+## 12.2 Tuple assignment
+
+It is often useful to swap the values of two variables. With conventional assignments you need a temporary variable.
+This solution is cumbersome; tuple assignment is more elegant:
+
+>>> a, b = b, a
+
+## 12.3 Dictionaries and tuples
+
+For example, the method items returns a sequence of tuples, where each tuple is a key-value pair.
+"""
+
+
+def test_a_section_the_question_names_holds_its_answer(settings):
+    """"What example does the book use to explain tuple assignment?" points at section 12.2, whose title it says: its
+    example is shown, not the sentences elsewhere that say "For example" and "tuple" more often."""
+    from core.text import STOPWORDS, bm25_tokens
+    from rag.evidence import names_section
+    asked = [t for t in bm25_tokens("What example explains tuple assignment?") if t not in STOPWORDS]
+    assert names_section(asked, ["Chapter 12 Tuples", "12.2. Tuple assignment"])
+    assert not names_section(asked, ["Chapter 12 Tuples"])              # one word names a topic, not a place
+    assert not names_section(asked, ["12.6 Assignment of tuples"])      # the words in another order
+    tool = RAGTool("reader", settings)
+    tool.add_text(TUPLES_CHAPTER, title="Think Python", name="tuples.md")
+    _, answer = stream(tool, "What example does the book use to explain tuple assignment?")
+    assert "a, b = b, a" in answer.text and answer.text.index("a, b = b, a") < answer.text.index("Cleese"), answer.text
+
+
 def test_a_how_much_question_prefers_the_number_with_the_asked_unit(settings):
     tool = RAGTool("reader", settings)
     tool.add_text(PEOPLE, title="人物与湖泊", name="people.md")
