@@ -168,8 +168,10 @@ class Settings(BaseSettings):
         1.0, description="BM25 weight of a chunk's document title and section path against its text (1 = the "
                          "same; 2 helps filings, whose sections are named statements, and costs CMRC, whose "
                          "sibling articles share title words: docs/EVALUATION.md).")
-    chunks_per_page: int = Field(1, description="At most this many chunks of one page among the top hits "
-                                                "before other pages' chunks (0 = no limit).")
+    chunks_per_page: int = Field(2, description="At most this many chunks of one page among the top hits "
+                                                "before other pages' chunks (0 = no limit). 2: a textbook page "
+                                                "holds several short passages, and a definition was held back "
+                                                "behind its page's formula (docs/EVALUATION.md).")
     dense_weight: float = Field(1.0, description="RRF weight of dense (embedding) result lists.")
     bm25_weight: float = Field(1.0, description="RRF weight of BM25 result lists.")
     focus_weight: float = Field(

@@ -10,10 +10,11 @@ with what follows it — sentences and code blocks whole — up to a length (`wo
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from core.text import token_spans
 from rag.chunk import HEADING_LINE
-from rag.evidence import Evidence, Unit, split_units, units_after
+from rag.evidence import Evidence, Unit, is_markup, split_units, units_after
 from rag.injection import is_instruction
 from rag.types import Chunk, SearchHit
 
@@ -172,6 +173,28 @@ def introduction(ev: Evidence) -> Unit | None:
     return None
 
 
+# A list item ("- 大模型模块：…", "2. Open the file", "（3）…") is one of several: the list is the answer to "what are
+# the parts / the steps", so an item quoted alone shows the list it belongs to.
+_LIST_ITEM = re.compile(r"^\s*(?:[-*•·]\s|\d{1,2}[.)、]\s?|[（(]\d{1,2}[）)])")
+LIST_ITEMS_BEFORE = 12
+
+
+def is_list_item(unit: Unit) -> bool:
+    return unit.kind == "sentence" and bool(_LIST_ITEM.match(unit.text))
+
+
+def _list_before(ev: Evidence) -> list[Unit]:
+    """A list item's earlier items (the list's, up to LIST_ITEMS_BEFORE), in order; none for another unit."""
+    if not is_list_item(ev.unit):
+        return []
+    items: list[Unit] = []
+    for unit in reversed(_units_before(ev)):
+        if not is_list_item(unit) or len(items) >= LIST_ITEMS_BEFORE:
+            break
+        items.insert(0, unit)
+    return items
+
+
 def _code_before(ev: Evidence) -> list[Unit]:
     """The code a sentence comes right after, when the sentence says what it is or does ("This operation is
     called a type-based dispatch because …" under the method that does it): the example it names. A sentence
@@ -224,13 +247,15 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     shown = set() if shown is None else shown
     cid = ev.hit.chunk.chunk_id
     intro = introduction(ev)
-    units = [u for u in (*_code_before(ev), intro) if u and (cid, u.start) not in shown] + [ev.unit]
+    units = [u for u in (*_code_before(ev), intro, *_list_before(ev)) if u and (cid, u.start) not in shown] + [ev.unit]
     head = len(units)
     used = sum(len(u.text) for u in units)
     shows_code = any(u.kind == "code" for u in units)
     for unit in _code_joined(units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix), ev.hit.chunk.text):
         if is_instruction(unit.text) or (cid, unit.start) in shown:
             break
+        if is_markup(unit.text):         # a figure's <div><img …> says nothing a person can read
+            continue
         # past the limit, only to reach an example's first code (within twice the limit), and a code block
         # begun inside the limit is shown whole
         room = 2 * limit if not shows_code or (unit.kind == "code" and used < limit) else limit
@@ -242,7 +267,8 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
         if shows_code and used > limit:
             break
     # a supporting quote grows only into code, unless it announces what follows ("包括以下流程：", "the steps are:")
-    announces = ev.unit.text.rstrip().endswith((":", "："))
+    # or is one item of a list, which is shown whole
+    announces = ev.unit.text.rstrip().endswith((":", "：")) or is_list_item(ev.unit)
     if code_only and not announces and not any(u.kind == "code" for u in units[head:]):
         units = units[:head]
     shown.update((cid, u.start) for u in units)
@@ -273,12 +299,25 @@ def _markdown(units: list[Unit], mark: str, lead_bold: bool) -> str:
             blocks.append(" ".join(prose) + ("" if any(mark in b for b in blocks) else f" {mark}"))
             prose.clear()
 
+    items: list[str] = []
+
+    def end_list():
+        if items:
+            blocks.append("\n".join(items))
+            items.clear()
+
     for i, unit in enumerate(units):
+        if is_list_item(unit):          # a list stays a list: an item a line
+            end_prose()
+            items.append(unit.text.strip())
+            continue
+        end_list()
         if unit.kind == "sentence":
             prose.append(f"**{unit.text}**" if i == 0 and lead_bold else unit.text)
             continue
         end_prose()
         blocks.append(f"```\n{unit.text}\n```" if unit.kind == "code" else unit.text)
+    end_list()
     end_prose()
     if not any(mark in b for b in blocks):
         blocks.append(mark)

@@ -277,3 +277,27 @@ def test_a_supporting_sentence_that_announces_a_list_keeps_the_list():
                 Evidence(2, steps, announces, 0.85, 0.85, None)]
     answer = extractive_answer("预训练前数据要怎么处理？", evidence, worked_chars=900, budget=1100)
     assert "文档准备" in answer.text and "语料过滤" in answer.text and "语料去重" in answer.text, answer.text
+
+
+def test_one_item_of_a_list_shows_the_whole_list_an_item_a_line():
+    """"需要哪些模块？" matched the list's last item best; the answer shows every item of the list, one a line (not run
+    together as prose), and a figure's HTML after it is left out."""
+    from rag.answer import extractive_answer
+    from rag.evidence import Evidence, split_units
+    from rag.types import Chunk, SearchHit
+    def hit_of(cid: str, text: str) -> SearchHit:
+        chunk = Chunk(doc_id="d", chunk_id=cid, ordinal=int(cid[1:]), text=text, heading_path=["RAG"],
+                      page_start=None, page_end=None, char_start=0, char_end=len(text), token_count=60)
+        return SearchHit(chunk=chunk, doc_name="llm.md", doc_title="llm", score=1.0, rank=1)
+    lead = hit_of("c1", "接下来我们一步一步实现一个简单的 RAG。")
+    modules = hit_of("c2", "RAG 的基本结构有哪些呢？\n\n- 向量化模块：将文档片段向量化。\n- 文档加载和切分模块：加载文档并切分。\n"
+                           "- 数据库：存放文档片段及其向量。\n- 大模型模块：根据检索到的文档回答问题。\n\n"
+                           "<div align='center'><img src=\"https://example.org/rag.png\"></div>\n\n上述就是所有模块。")
+    last_item = next(u for u in split_units(modules.chunk.text) if "大模型模块" in u.text)
+    evidence = [Evidence(1, lead, split_units(lead.chunk.text)[0], 0.9, 0.9, None),
+                Evidence(2, modules, last_item, 0.85, 0.85, None)]
+    answer = extractive_answer("我想自己搭一个简单的 RAG，需要哪些模块？", evidence, worked_chars=900, budget=1100)
+    lines = answer.text.splitlines()
+    for item in ("- 向量化模块", "- 文档加载和切分模块", "- 数据库", "- 大模型模块"):
+        assert any(line.startswith(item) for line in lines), answer.text
+    assert "<img" not in answer.text and "上述就是所有模块" in answer.text
