@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.text import CJK_CHAR, detect_language, search_tokens, stem
+from core.text import CJK_CHAR, STOPWORDS, detect_language, search_tokens, stem
 from rag import support_lexicon as L
 from rag.injection import is_instruction
 from rag.types import CITATION_MARK
@@ -261,6 +261,9 @@ def _check_clause(clause: str, index: int, places: list[str], passage: str, vect
         elsewhere = [t for t in term_set if t in passage_terms and t not in place_terms and not _said_nearby(t, place)]
         if elsewhere:
             return Verdict(False, round(min(score, 0.35), 3), "elsewhere", {**details, "terms": elsewhere})
+        substituted = _substituted(clause, place, passage) if copy >= SUBSTITUTION_COPY else []
+        if substituted:
+            return Verdict(False, round(min(score, 0.35), 3), "substituted", {**details, "words": substituted})
     if _swapped(clause, place):
         return Verdict(False, round(min(score, 0.35), 3), "order", details)
     supported = score >= BACKED
@@ -321,6 +324,40 @@ def _copied_stretch(a: list[str], b: list[str]) -> int:
     span = len(a) + 4
     starts = range(0, max(1, len(b) - len(a) + 1), 2)
     return max(starts, key=lambda i: difflib.SequenceMatcher(None, a, b[i:i + span], autojunk=False).ratio())
+
+
+# A claim that copies its place nearly word for word and replaces a piece of it with words the passage never
+# says changed what it claims ("越难被捕捉" -> "越容易被捕捉", "由 GPT-3 首次引入" -> "由 BERT 首次引入", "上三角" ->
+# "下三角"): a faithful rewording either copies or rewrites more broadly.
+SUBSTITUTION_COPY = 0.78
+# Characters and words a faithful near copy may exchange (是/为, 的/之, "a"/"the"): not a change of claim.
+_FUNCTION_ZH = frozenset("的了是为在和与及或也都就而之其即则被把将对于从以等着过个这那该此又叫称")
+
+
+def _substituted(claim: str, place: str, passage: str) -> list[str]:
+    """The pieces of a near copy that replace its place's words with words the passage never uses, as
+    "old->new"; function words and characters exchanged for others are not counted."""
+    import difflib
+    a, b = _tokens(claim), _tokens(place)
+    start = _copied_stretch(a, b)
+    b = b[start:start + len(a) + 4]
+    zh = detect_language(claim) == "zh"
+    function = _FUNCTION_ZH if zh else STOPWORDS
+    said_zh = "".join(_tokens(passage))
+    said_en = {stem(t) for t in _tokens(passage)}
+    found = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        new, old = a[i1:i2], b[j1:j2]
+        # like for like ("难" / "容易", "GPT-3" / "BERT"); a piece rewritten at another length is rewording
+        if op != "replace" or abs(len(new) - len(old)) > 1:
+            continue
+        content = [t for t in new if t not in function and not t.isdigit()]
+        if not content or all(t in function for t in old):
+            continue
+        unsaid = "".join(new) not in said_zh if zh else any(stem(t) not in said_en for t in content)
+        if unsaid:
+            found.append(f"{('' if zh else ' ').join(old)}->{('' if zh else ' ').join(new)}")
+    return found
 
 
 def _swapped(claim: str, place: str) -> bool:

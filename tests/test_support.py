@@ -16,6 +16,10 @@ LANGUAGES = ("Natural languages are the languages people speak, such as English,
 TUPLES = "A tuple is a sequence of values. The important difference is that tuples are immutable."
 ALGORITHM = "“算法”是指从数据中学得“模型”的具体方法。“算法”产出的结果称为“模型”，通常是具体的函数。"
 CLASSES = "当分类的类别只有两个时，称此类任务为“二分类”；当分类的类别超过两个时，称此类任务为“多分类”。"
+RNN = "在 RNN 架构中，距离越远的输入之间的关系就越难被捕捉，同时 RNN 需要将整个序列读入内存依次计算。"
+ICL = "上下文学习能力是由 GPT-3 首次引入的。"
+ERRORS = "经验误差：学习器在训练集上的误差，又称为“训练误差”。 泛化误差：学习器在新样本上的误差。"
+AOA = "The second design change alerts the pilots that the airplane's two AOA sensors are disagreeing by a certain amount."
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +38,9 @@ def embedders(tmp_path_factory):
     ("x % 10 gives the right-most digit of x.", PYTHON),                           # shorter, same claim
     ("A tuple is a sequence of values, and tuples are immutable.", TUPLES),        # two sentences joined
     ("当分类的类别只有两个时，称此类任务为“二分类”。", CLASSES),
+    ("经验误差也叫训练误差，泛化误差则是学习器在新样本上的误差。", ERRORS),             # 也叫 for 又称为
+    ("The second design change alerts the pilots when the airplane's two AOA sensors disagree by a certain amount.",
+     AOA),                                                                          # another form of the word
 ])
 def test_what_the_passage_says_is_backed(sentence, passage, embedders):
     assert check(sentence, passage, embedders).supported
@@ -45,6 +52,8 @@ def test_what_the_passage_says_is_backed(sentence, passage, embedders):
     ("Natural languages were designed by people.", LANGUAGES, "negation"),          # the passage says not
     ("“模型”是指从数据中学得“算法”的具体方法。", ALGORITHM, "order"),                     # the two terms swapped
     ("The important difference is that tuples are mutable.", TUPLES, "opposite"),
+    ("在 RNN 架构中，距离越远的输入之间的关系就越容易被捕捉。", RNN, "substituted"),        # 越难 -> 越容易
+    ("上下文学习能力是由 BERT 首次引入的。", ICL, "substituted"),                          # a wrong name
 ])
 def test_a_near_copy_that_changes_one_thing_is_not_backed(sentence, passage, reason, embedders):
     verdict = check(sentence, passage, embedders)
