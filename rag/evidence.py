@@ -43,8 +43,9 @@ _HEADING = re.compile(r"^ {0,3}#{1,6}\s+\S")     # indented four spaces it is co
 _FENCED = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```[ \t]*$", re.MULTILINE | re.DOTALL)
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
-# Dotted leaders or a title followed by a page number: a table of contents line.
-_TOC_LINE = re.compile(r"(\.\s?){4,}\s*\d+\s*$|\s\d{1,4}\s*$")
+# Dotted leaders or a title followed by a page number: a table of contents line. A number after a colon or an
+# equals sign is a value ("Number of different words: 7214"), not a page.
+_TOC_LINE = re.compile(r"(\.\s?){4,}\s*\d+\s*$|(?<![:=：])\s\d{1,4}\s*$")
 FRONT_MATTER = re.compile(
     r"^(contents|table of contents|目录|目 录|index|索引|acknowledg|preface|foreword|copyright|版权|"
     r"contributor|about the author|colophon|bibliography|references|参考文献|致谢|前言|序)", re.IGNORECASE)

@@ -239,6 +239,19 @@ def test_a_section_the_question_names_holds_its_answer(settings):
     assert "a, b = b, a" in answer.text and answer.text.index("a, b = b, a") < answer.text.index("Cleese"), answer.text
 
 
+def test_a_printed_result_ending_in_a_number_is_an_answer_not_a_contents_line(settings):
+    """"Number of different words: 7214" ends in a number as a contents line ends in its page; after a colon the
+    number is a value, and it answers "how many"."""
+    tool = RAGTool("reader", settings)
+    tool.add_text("# Word histogram\n\nTo count the words in the file, add up the frequencies in the histogram. "
+                  "The number of different words is the number of items in the dictionary. Here is some code to "
+                  "print the results, and the results:\n\nTotal number of words: 161080\n\n"
+                  "Number of different words: 7214\n\n# Random words\n\nTo choose a random word from the "
+                  "histogram, build a list with multiple copies of each word.", title="Emma", name="emma.md")
+    _, answer = stream(tool, "How many different words are there in the histogram?")
+    assert "7214" in answer.text.split("\n\n")[0], answer.text
+
+
 def test_a_how_much_question_prefers_the_number_with_the_asked_unit(settings):
     tool = RAGTool("reader", settings)
     tool.add_text(PEOPLE, title="人物与湖泊", name="people.md")
