@@ -64,6 +64,15 @@ BOLD_TEXT_MAX_SHARE = 0.25     # if more than 25 % of the text is bold, bold mea
 RUNNING_LINE_MIN_PAGES = 3     # a running header/footer repeats on at least 3 pages ...
 RUNNING_LINE_MIN_SHARE = 0.25  # ... and (without a page number) on at least a quarter of them
 EDGE_LINES = 2                 # lines at the top and bottom of a page that may be headers/footers
+# A long line that differs from page to page only in its digits, on half the pages or more, wherever it stands:
+# a printer's slug in the margin ("VerDate Sep<11>2014 16:21 … Frm 00003 Fmt 4702 …" on every Federal Register
+# page, read into the middle of a sentence), a journal's footer with its page range. A content row ("Total
+# 1,234") does not repeat on half of a document's pages.
+FURNITURE_MIN_WORDS = 6
+FURNITURE_MIN_SHARE = 0.5
+FURNITURE_MIN_PAGES = 4
+FURNITURE_MIN_NUMBERS = 3      # a slug or footer is mostly numbers; "Unique finding 3: … in region 3." is content
+_DIGITS_RUN = re.compile(r"\d+")
 PARAGRAPH_GAP_RATIO = 1.45     # a vertical gap this much larger than the usual line pitch = new paragraph
 
 _FONT_BOLD = re.compile(r"bold|black|heavy|semibold|demi|extrabold|ultrabold|[-,]bd\b", re.I)
@@ -547,6 +556,19 @@ def _page_number_of(text: str) -> tuple[int, str] | None:
     return None
 
 
+def _furniture_keys(pages: list[list[_Line]], n_pages: int) -> set[str]:
+    """The digit-blind keys of long lines found on at least FURNITURE_MIN_SHARE of the pages (and on at least
+    FURNITURE_MIN_PAGES): page furniture wherever it stands on the page."""
+    found: dict[str, set[int]] = defaultdict(set)
+    for p, lines in enumerate(pages):
+        for line in lines:
+            if len(line.text.split()) >= FURNITURE_MIN_WORDS and \
+                    len(_DIGITS_RUN.findall(line.text)) >= FURNITURE_MIN_NUMBERS:
+                found[_DIGITS_RUN.sub("#", line.text.casefold())].add(p)
+    least = max(FURNITURE_MIN_PAGES, math.ceil(FURNITURE_MIN_SHARE * n_pages))
+    return {key for key, on in found.items() if len(on) >= least}
+
+
 def _drop_running_lines(pages: list[list[_Line]]) -> None:
     """Mark repeated headers/footers and page numbers as dropped. Never touches non-edge lines.
 
@@ -575,10 +597,22 @@ def _drop_running_lines(pages: list[list[_Line]]) -> None:
                 offset = number[0] - (p + 1)
                 offset_pages[offset].add(p)
                 numbered[(p, i)] = offset
+    furniture = _furniture_keys(pages, n_pages)
     min_repeat = max(RUNNING_LINE_MIN_PAGES, math.ceil(RUNNING_LINE_MIN_SHARE * n_pages))
     running_keys = {key for key, found in key_pages.items() if len(found) >= min_repeat}
     page_offsets = {off for off, found in offset_pages.items() if len(found) >= RUNNING_LINE_MIN_PAGES}
     dropped = 0
+    slugs = [re.compile(r"\d+".join(re.escape(piece) for piece in key.split("#")), re.IGNORECASE) for key in furniture]
+    for lines in pages:
+        for line in lines:
+            if line.drop:
+                continue
+            if _DIGITS_RUN.sub("#", line.text.casefold()) in furniture:
+                line.drop = True
+                dropped += 1
+                continue
+            for slug in slugs:       # PDFium read the slug onto the end of a body line ("Soekarno-VerDate …")
+                line.text = slug.sub("", line.text).rstrip("\ufffe").strip() or line.text
     for p, lines in enumerate(pages):
         for i in edges[p]:
             line = lines[i]

@@ -244,9 +244,12 @@ def test_running_headers_and_page_numbers_are_dropped_but_content_is_kept(tmp_pa
         pages.append([("F1", 9, 72, 760, "Quarterly Report of Example Corp")]
                      + body(lines)
                      + [("F1", 9, 300, 40, str(n + 10))])  # printed page numbers start at 11
+    for n, page in enumerate(pages, start=1):    # a printer's slug in the margin, read into the body text
+        page.insert(3, ("F1", 6, 20, 400, f"VerDate Sep<11>2014 16:21 Aug 05, 2020 Jkt 250001 Frm 0000{n} Fmt 4702"))
     doc = convert_file(write(tmp_path, "report.pdf", make_pdf(pages)))
 
     assert "Quarterly Report of Example Corp" not in doc.markdown
+    assert "VerDate" not in doc.markdown and "Frm" not in doc.markdown
     for n in range(1, 6):
         text = page_text(doc, n)
         assert f"Unique finding {n}: revenue grew in region {n}." in text
