@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from core.text import CJK_CHAR, detect_language, search_tokens, stem
-from rag.outline import Outline, OutlineNode, chinese_number, heading_text
+from rag.outline import Outline, OutlineNode, chinese_number, heading_number, heading_text
 
 _NUM = r"[0-9零〇一二两三四五六七八九十百]+"
 _ORDINALS = {w: i for i, w in enumerate("first second third fourth fifth sixth seventh eighth ninth tenth eleventh "
@@ -190,6 +190,11 @@ def resolve_scope(request: ScopeRequest, outlines: dict[str, Outline], names: di
             break
     if not found:
         return None
+    if request.unit == "chapter" and request.number:
+        # "chapter 14" is the heading that calls itself a chapter ("Chapter 14 Files") before one that only starts
+        # with the number ("14 CFR Part 39"); a document the question names stays first
+        found.sort(key=lambda s: (s.doc_id not in (named_docs or []),
+                                  not (s.node is not None and heading_number(s.node.title)[1])))
     best = found[0]
     best.alternatives = [s.doc_name for s in found[1:] if s.node is not None][:3]
     return best

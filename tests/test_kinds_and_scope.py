@@ -135,6 +135,18 @@ def test_a_scope_resolves_against_the_named_or_same_language_book():
     assert read_scope("Summarize chapter 10 (Lists)").title == "Lists"
 
 
+def test_chapter_n_is_the_heading_that_calls_itself_a_chapter():
+    """A regulation listed first, whose heading "14 CFR Part 39" starts with 14, and a book with "Chapter 14 Files":
+    "Summarize the Files chapter (chapter 14)" is the book's chapter."""
+    rule = _chunks("fr", [(["1 CFR Part 51"], 1), (["14 CFR Part 39"], 2), (["14 CFR Part 39", "Discussion"], 2)])
+    book = _chunks("py", [(["Chapter 13 Case study"], 150), (["Chapter 14 Files", "14.1. Persistence"], 157)])
+    outlines = {"fr": build_outline("fr", rule), "py": build_outline("py", book)}
+    names = {"fr": "federal-register.pdf", "py": "thinkpython.pdf"}
+    q = "Summarize the Files chapter (chapter 14)."
+    scope = resolve_scope(read_scope(q), outlines, names, question=q, languages={"fr": "en", "py": "en"})
+    assert scope.doc_id == "py" and scope.node.title == "Chapter 14 Files"
+
+
 # -- questions that ask two things (rag.parts) ---------------------------------------------------------------
 
 @pytest.mark.parametrize("question, parts", [
