@@ -305,8 +305,18 @@ _NUMBER = re.compile(r"\d")
 _ASKED_UNIT = re.compile(r"(?:多少|几)([\u4e00-\u9fff]{1,2})|\bhow many ([a-z]+)", re.IGNORECASE)
 
 
+# "By what date must comments reach the FAA?" is answered by "… by September 21, 2020", not by "dated June 12":
+# the date comes after the preposition the question asks with.
+_ASKED_WHEN = re.compile(r"\b(by|before|until|after|since|from) (?:what|which) (?:date|day|month|year|time)\b",
+                         re.IGNORECASE)
+
+
 def asked_unit(question: str) -> re.Pattern | None:
-    """A pattern for "a number with the unit the question asks for" ("548公里" for "全长多少公里")."""
+    """A pattern for "a number with the unit the question asks for" ("548公里" for "全长多少公里"), or for a date
+    after the preposition a "by what date" question asks with."""
+    when = _ASKED_WHEN.search(question)
+    if when:
+        return re.compile(rf"\b{when.group(1)}\s+(?:the\s+)?(?:[A-Za-z]+\.?\s+\d{{1,2}}\b|\d)", re.IGNORECASE)
     m = _ASKED_UNIT.search(question)
     if not m:
         return None

@@ -261,6 +261,9 @@ def test_a_how_much_question_prefers_the_number_with_the_asked_unit(settings):
     assert asked_unit("全长多少公里？").search("全长548公里") and not asked_unit("全长多少公里？").search("2001年")
     assert asked_unit("How many years did it last?").search("it lasted 15 years")
     assert asked_unit("What is a tuple?") is None
+    by_when = asked_unit("By what date must comments reach the FAA?")      # the date after the asked preposition
+    assert by_when.search("The FAA must receive comments by September 21, 2020.")
+    assert not by_when.search("Service Bulletin 737-31-1860, dated June 12, 2020, identifies the airplanes.")
 
 
 def test_a_word_naming_the_document_counts_less_than_the_asked_thing(settings):
