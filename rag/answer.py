@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from core.text import count_tokens, detect_language
 from rag import prompts
-from rag.evidence import Evidence, SentenceCheck, Unit, answer_sentences, split_units, terms_of, units_after
+from rag.evidence import (Evidence, SentenceCheck, Unit, answer_sentences, is_exercise, split_units, terms_of,
+                          units_after)
 from rag.injection import is_instruction
 from rag.support import check as support_check
 from rag.types import CITATION_MARK, Answer, Citation, SearchHit
@@ -295,7 +296,7 @@ def _continuation(ev: Evidence, sentences: int, limit: int) -> str:
     out: list[str] = []
     for unit in units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)[:sentences]:
         if unit.kind != "sentence" or unit.text.rstrip().endswith(("?", "？")) or is_instruction(unit.text) or \
-                sum(len(t) for t in out) + len(unit.text) > limit:
+                is_exercise(unit.text) or sum(len(t) for t in out) + len(unit.text) > limit:
             break
         out.append(unit.text)
     return " ".join(out)

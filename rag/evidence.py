@@ -53,6 +53,11 @@ _EXERCISE = re.compile(r"^\s*(exercises?\b|练习|习题|write a |write an |as a
                        re.IGNORECASE)
 
 
+def is_exercise(text: str) -> bool:
+    """A unit that sets the reader a task ("Exercise 11.2. Read the documentation …"): it asks, it does not explain."""
+    return bool(_EXERCISE.match(text))
+
+
 @dataclass
 class Unit:
     start: int          # offsets in the chunk's text

@@ -14,7 +14,7 @@ import re
 
 from core.text import token_spans
 from rag.chunk import HEADING_LINE
-from rag.evidence import Evidence, Unit, is_markup, split_units, units_after
+from rag.evidence import Evidence, Unit, is_exercise, is_markup, split_units, units_after
 from rag.injection import is_instruction
 from rag.types import Chunk, SearchHit
 
@@ -252,7 +252,8 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     used = sum(len(u.text) for u in units)
     shows_code = any(u.kind == "code" for u in units)
     for unit in _code_joined(units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix), ev.hit.chunk.text):
-        if is_instruction(unit.text) or (cid, unit.start) in shown:
+        # an explanation or example ends where the book's exercises begin
+        if is_instruction(unit.text) or (cid, unit.start) in shown or is_exercise(unit.text):
             break
         if is_markup(unit.text):         # a figure's <div><img …> says nothing a person can read
             continue

@@ -301,3 +301,23 @@ def test_one_item_of_a_list_shows_the_whole_list_an_item_a_line():
     for item in ("- 向量化模块", "- 文档加载和切分模块", "- 数据库", "- 大模型模块"):
         assert any(line.startswith(item) for line in lines), answer.text
     assert "<img" not in answer.text and "上述就是所有模块" in answer.text
+
+
+def test_an_explanation_stops_where_the_exercises_begin():
+    """The dictionary's `in` is explained in a paragraph the book's exercises follow: the answer shows the paragraph,
+    not "Exercise 11.2. Read the documentation …"."""
+    from rag.answer import extractive_answer
+    from rag.evidence import Evidence, split_units
+    from rag.types import Chunk, SearchHit
+    text = ("Then you can use the in operator as a fast way to check whether a string is in the dictionary. The in "
+            "operator uses a hashtable for dictionaries, so it takes about the same time however many items there "
+            "are.\n\nExercise 11.2. Read the documentation of the dictionary method setdefault and use it to write a "
+            "more concise version of invert_dict.")
+    chunk = Chunk(doc_id="d", chunk_id="c1", ordinal=1, text=text, heading_path=["11.8 Exercises"],
+                  page_start=None, page_end=None, char_start=0, char_end=len(text), token_count=60)
+    hit = SearchHit(chunk=chunk, doc_name="tp.pdf", doc_title="Think Python", score=1.0, rank=1)
+    evidence = [Evidence(1, hit, split_units(text)[0], 0.9, 0.9, None)]
+    for worked_chars in (0, 600):
+        answer = extractive_answer("Why is in fast on a dictionary?", evidence, lead_sentences=2,
+                                   worked_chars=worked_chars, budget=1000)
+        assert "hashtable" in answer.text and "Exercise 11.2" not in answer.text, answer.text
