@@ -122,12 +122,20 @@ def preceded(chunk: Chunk, chunks: list[Chunk]) -> tuple[Chunk, int]:
                                page_breaks=breaks, token_count=len(token_spans(text))), shift
 
 
+def _is_session(unit: Unit) -> bool:
+    """Code that runs something at the prompt (">>> print(factorial(-2))") rather than defining it."""
+    return unit.kind == "code" and unit.text.lstrip().startswith(">>>")
+
+
 def _needs_code_before(ev: Evidence) -> bool:
     """A sentence pointing back at code its chunk does not hold ("This operation is called …" first in its
-    chunk, the method it names at the end of the chunk before)."""
+    chunk, the method it names at the end of the chunk before), or holds only a run of ("This program
+    demonstrates a guardian" after ">>> print(factorial(-2))": the program is further up)."""
     if ev.unit.kind != "sentence" or not refers_back(ev.unit.text):
         return False
-    return not any(u.kind == "code" for u in _units_before(ev)[-(BACK_REFERENCE_REACH + 1):])
+    near = _units_before(ev)[-(BACK_REFERENCE_REACH + 1):]
+    return not any(u.kind == "code" and not _is_session(u) for u in near) and \
+        not any(u.kind == "code" and not _is_session(u) for u in _units_before(ev))
 
 
 def widened(evidence: list[Evidence], chunks_of, *, chunks_widened: int = 6) -> list[Evidence]:
@@ -207,7 +215,7 @@ def _code_before(ev: Evidence) -> list[Unit]:
     if not before:
         return []
     if before[-1].kind == "code" and not text[before[-1].end:ev.unit.start].strip():
-        return [before[-1]]
+        return (_with_program(before[:-1], before[-1]) if refers_back(ev.unit.text) else []) + [before[-1]]
     if not refers_back(ev.unit.text):
         return []
     for k in range(1, BACK_REFERENCE_REACH + 1):
@@ -218,7 +226,23 @@ def _code_before(ev: Evidence) -> list[Unit]:
             break
         if before[-k - 1].kind == "code":
             code = _code_joined([u for u in before[:-k] if u.kind == "code" or u is before[-k - 1]], text)[-1]
-            return [code, *between]
+            return _with_program(before[:-k - 1], code) + [code, *between]
+    return []
+
+
+PROGRAM_REACH_CHARS = 1200   # how much of the runs and their output may stand between a program and the sentence
+
+
+def _with_program(earlier: list[Unit], code: Unit) -> list[Unit]:
+    """When the code a sentence points back at only runs something (`_is_session`), the program it runs and the
+    runs and output between: the units from the nearest code that defines something, if that is near enough."""
+    if not _is_session(code):
+        return []
+    for k in range(len(earlier) - 1, -1, -1):
+        unit = earlier[k]
+        if unit.kind == "code" and not _is_session(unit):
+            shown = earlier[k:]
+            return shown if sum(len(u.text) for u in shown) <= PROGRAM_REACH_CHARS else [unit]
     return []
 
 

@@ -321,3 +321,51 @@ def test_an_explanation_stops_where_the_exercises_begin():
         answer = extractive_answer("Why is in fast on a dictionary?", evidence, lead_sentences=2,
                                    worked_chars=worked_chars, budget=1000)
         assert "hashtable" in answer.text and "Exercise 11.2" not in answer.text, answer.text
+
+
+GUARDIAN_BOOK = """# Practical Python
+
+## 6.8 Checking types
+
+We can use the built-in function isinstance to verify the type of the argument:
+
+```python
+def factorial(n):
+    if not isinstance(n, int):
+        print('Factorial is only defined for integers.')
+        return None
+    elif n < 0:
+        print('Factorial is not defined for negative integers.')
+        return None
+    else:
+        return n * factorial(n - 1)
+```
+
+In both cases, the program prints an error message and returns None:
+
+```python
+>>> print(factorial(-2))
+Factorial is not defined for negative integers.
+None
+```
+
+This program demonstrates a pattern sometimes called a guardian. The first two conditionals act as guardians.
+
+## 6.9 Debugging
+
+Breaking a large program into smaller functions creates natural checkpoints for debugging.
+"""
+
+
+def test_a_sentence_pointing_back_past_a_run_shows_the_program_it_ran(tmp_path):
+    """"This program demonstrates … a guardian" comes after a run at the prompt (">>> print(factorial(-2))"): the
+    program it names is the function defined above the run, and the answer shows it."""
+    from core.settings import Settings
+    from rag.tool import RAGTool
+    tool = RAGTool("learner", Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none"))
+    tool.add_text(GUARDIAN_BOOK, title="Practical Python", name="practical-python.md")
+    answer = tool.ask("What is a 'guardian' in the section about checking types?")
+    assert not answer.refused
+    text = answer.text
+    assert "if not isinstance(n, int):" in text and ">>> print(factorial(-2))" in text, text
+    assert text.index("def factorial") < text.index(">>> print(factorial(-2))") < text.index("called a guardian")
