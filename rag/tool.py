@@ -507,8 +507,10 @@ class RAGTool:
         terms = self.question_terms(question)
         unknown = [w for w in self.unknown_words(question, terms) if own_words is None or w in own_words]
         result, evidence = self._searched(question, plan, terms, within, translation, options)
-        if not named and evidence_strength(evidence, unknown) < self.settings.answer_min_support:
-            translation = self._translation(question, plan)
+        if not translation and evidence_strength(evidence, unknown) < self.settings.answer_min_support:
+            # also when the book it seemed to name is in its own language ("the machine learning notes" named
+            # "Learning Python" by a shared word): the other language's books may be the ones that answer
+            translation = self._translation(question, plan, anywhere=True)
             if translation:
                 result, evidence = self._searched(question, plan, terms, within, translation, options)
         hits = result.answering_hits
@@ -569,14 +571,14 @@ class RAGTool:
         document outlines' cached chunk lists."""
         return widened(evidence, lambda doc_id: self.document_outline(doc_id).chunks, chunks_widened=chunks)
 
-    def _translation(self, question: str, plan: QuestionPlan) -> str | None:
+    def _translation(self, question: str, plan: QuestionPlan, *, anywhere: bool = False) -> str | None:
         """The question in the language of the documents it is about, when they are in another one (an English
         question about a Chinese book): searched too, and the other language's passages judged by it. Only with
         a model; None otherwise or when it fails."""
         if self.llm is None:
             return None
-        named = (plan.scope.doc_id,) if plan.scope else plan.documents or tuple(
-            d.doc_id for d in self.store.list_documents(self.user_id))
+        everywhere = tuple(d.doc_id for d in self.store.list_documents(self.user_id))
+        named = everywhere if anywhere else (plan.scope.doc_id,) if plan.scope else plan.documents or everywhere
         languages = {self.document_outline(doc_id).language for doc_id in named}
         other = sorted(languages - {plan.language})
         if not other:

@@ -245,3 +245,18 @@ def test_an_english_question_in_a_library_of_both_languages_is_answered_from_the
     asked = [r["body"]["messages"][0]["content"] for r in fake_llm.requests if "messages" in r["body"]]
     assert any(m.startswith("Translate the user's question") for m in asked)
     assert not answer.refused and "decision-trees.md" in {c.doc_name for c in answer.citations}, answer.text
+
+
+def test_a_question_seeming_to_name_a_book_of_its_own_language_is_still_asked_of_the_other(llm_settings, fake_llm):
+    """"…in the machine learning notes?" names "Learning Python" by a shared word; that book does not answer it, so
+    the question is translated and answered from the Chinese notes, the English opening with the Chinese quote."""
+    tool = RAGTool("learner", llm_settings)
+    tool.add_text(BOOK, title="Learning Python", name="learning-python.md")
+    tool.add_text(BOOK_ZH, title="机器学习笔记", name="ml-notes.md")
+    fake_llm.translation = "什么是过拟合？"
+    fake_llm.answer = ("Overfitting means the learner takes the training samples' own traits as general properties, "
+                       "so generalization suffers [1].")
+    fake_llm.judgement = 0.95
+    answer = tool.ask("What does overfitting mean in the machine learning notes?")
+    assert not answer.refused and answer.text.startswith("Overfitting means"), answer.text
+    assert "过拟合是指学习器把训练样本自身的特点当作所有样本的一般性质" in answer.text
