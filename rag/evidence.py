@@ -515,8 +515,8 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
             score += STATEMENT_BONUS   # "from the balance sheet": the question says where its answer is
         if (id(hit), unit.start) in named_section:
             score += NAMED_SECTION_BONUS
-        if _EXERCISE.match(unit.text) or unit.text.rstrip().endswith(("?", "？")) or \
-                any(_EXERCISE.match(h) for h in hit.chunk.heading_path[-1:]):
+        if is_exercise(unit.text) or unit.text.rstrip().endswith(("?", "？")) or \
+                any(is_exercise(h) for h in hit.chunk.heading_path[-1:]):
             score -= 0.3          # an exercise or a question in the text asks; it does not answer
         score += 0.03 / n     # the retriever's order breaks near-ties
         out.append((score, Evidence(n, hit, unit, max(0.0, min(1.0, score)), lexical, semantic)))

@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from core.text import CJK_CHAR, detect_language
-from rag.evidence import _EXERCISE, FRONT_MATTER, defines, split_units, terms_of
+from rag.evidence import FRONT_MATTER, defines, is_exercise, split_units, terms_of
 from rag.outline import Outline, OutlineNode, chunks_under, heading_text
 from rag.terms import GLOSSARY, key_terms, one_per_term, tidy
 from rag.types import Chunk
@@ -154,7 +154,7 @@ def _candidates(chunks: list[Chunk]) -> list[KeySentence]:
 
 def _readable(text: str) -> bool:
     """A sentence a summary can show alone: whole, not a question or an exercise, not a formula's debris."""
-    if text.rstrip().endswith(("?", "？")) or _EXERCISE.match(text):
+    if text.rstrip().endswith(("?", "？")) or is_exercise(text):
         return False
     if detect_language(text) == "zh":
         cjk = len(CJK_CHAR.findall(text))

@@ -21,6 +21,7 @@ check's precision and recall on them.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -98,9 +99,7 @@ def negation_flipped(claim: str, place: str) -> list[str]:
     stretch that brings new words with its "not" — "…values that cannot be changed" — says something new,
     which the other checks weigh). Read on the stretch of the place the claim copies (wording_similarity)."""
     import difflib
-    a, b = _tokens(claim), _tokens(place)
-    start = _copied_stretch(a, b)
-    b = b[start:start + len(a) + 4]
+    a, b = _aligned(claim, place)
     neg_a, neg_b = _negation_tokens(a), _negation_tokens(b)
     flipped = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
@@ -311,11 +310,21 @@ def wording_similarity(claim: str, place: str) -> float:
     """How nearly the claim copies the best-matching stretch of its place, word for word (Chinese: character
     for character), 0..1."""
     import difflib
-    a, b = _tokens(claim), _tokens(place)
+    a, b = _aligned(claim, place)
     if not a or not b:
         return 0.0
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+@functools.lru_cache(maxsize=256)
+def _aligned(claim: str, place: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The claim's tokens and those of the stretch of its place it copies best: what the near-copy checks
+    (wording_similarity, negation_flipped, _substituted) each compare, found once per clause and place."""
+    a, b = _tokens(claim), _tokens(place)
+    if not a or not b:
+        return tuple(a), tuple(b)
     start = _copied_stretch(a, b)
-    return difflib.SequenceMatcher(None, a, b[start:start + len(a) + 4], autojunk=False).ratio()
+    return tuple(a), tuple(b[start:start + len(a) + 4])
 
 
 def _copied_stretch(a: list[str], b: list[str]) -> int:
@@ -338,9 +347,7 @@ def _substituted(claim: str, place: str, passage: str) -> list[str]:
     """The pieces of a near copy that replace its place's words with words the passage never uses, as
     "old->new"; function words and characters exchanged for others are not counted."""
     import difflib
-    a, b = _tokens(claim), _tokens(place)
-    start = _copied_stretch(a, b)
-    b = b[start:start + len(a) + 4]
+    a, b = _aligned(claim, place)
     zh = detect_language(claim) == "zh"
     function = _FUNCTION_ZH if zh else STOPWORDS
     said_zh = "".join(_tokens(passage))

@@ -133,9 +133,7 @@ def _needs_code_before(ev: Evidence) -> bool:
     demonstrates a guardian" after ">>> print(factorial(-2))": the program is further up)."""
     if ev.unit.kind != "sentence" or not refers_back(ev.unit.text):
         return False
-    near = _units_before(ev)[-(BACK_REFERENCE_REACH + 1):]
-    return not any(u.kind == "code" and not _is_session(u) for u in near) and \
-        not any(u.kind == "code" and not _is_session(u) for u in _units_before(ev))
+    return not any(u.kind == "code" and not _is_session(u) for u in _units_before(ev))
 
 
 def widened(evidence: list[Evidence], chunks_of, *, chunks_widened: int = 6) -> list[Evidence]:
