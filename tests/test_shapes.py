@@ -196,14 +196,26 @@ def test_a_comparison_side_is_named_only_where_its_words_are_written():
     assert not _mentions("欠拟合是指学习器对训练样本的一般性质尚未学好。", "过拟合")
 
 
+def two_books(settings, zh_book: str = BOOK_ZH, zh_title: str = "机器学习笔记", zh_name: str = "ml-notes.md") -> RAGTool:
+    """A library of the English textbook and a Chinese one."""
+    tool = RAGTool("learner", settings)
+    tool.add_text(BOOK, title="Learning Python", name="learning-python.md")
+    tool.add_text(zh_book, title=zh_title, name=zh_name)
+    return tool
+
+
+def translation_asked(fake_llm) -> bool:
+    """Whether the model was asked to translate a question since the server's requests were last cleared."""
+    return any(r["body"]["messages"][0]["content"].startswith("Translate the user's question")
+               for r in fake_llm.requests if "messages" in r["body"])
+
+
 def test_an_english_comparison_about_a_chinese_book_finds_each_side_in_chinese(llm_settings, fake_llm):
     """With a model, a comparison asked in English of a Chinese book named in it has each side looked for as the
     translated question names it (过拟合, 欠拟合) in that book, and the book's two sides are shown in Chinese, each
     cited. (Whether the model's English opening is kept is the support check's call: across languages it reads
     closeness alone, see rag.support.)"""
-    tool = RAGTool("learner", llm_settings)
-    tool.add_text(BOOK, title="Learning Python", name="learning-python.md")
-    tool.add_text(BOOK_ZH, title="机器学习笔记", name="ml-notes.md")
+    tool = two_books(llm_settings)
     fake_llm.translation = "机器学习笔记中过拟合和欠拟合有什么区别？"
     fake_llm.answer = ("Overfitting is when the learner takes the training samples' own traits as general properties "
                        "of all samples, so generalization performance drops [1].")
@@ -228,31 +240,25 @@ def test_an_english_question_in_a_library_of_both_languages_is_answered_from_the
     """A library holding an English and a Chinese book: "What is recursion?" is answered from the English book,
     which answers it, and the model is not asked for a translation. Translated, it would be judged against the
     Chinese book's 递归, where every character matches, and that judgement outscores the English one."""
-    tool = RAGTool("learner", llm_settings)
-    tool.add_text(BOOK, title="Learning Python", name="learning-python.md")
-    tool.add_text(DECISION_TREES_ZH, title="决策树笔记", name="decision-trees.md")
+    tool = two_books(llm_settings, DECISION_TREES_ZH, "决策树笔记", "decision-trees.md")
     fake_llm.translation = "什么是递归？"
     fake_llm.answer = "A recursive function calls itself and needs a base case that stops the recursion [1]."
     answer = tool.ask("What is recursion?")
     assert not answer.refused and answer.citations
     assert {c.doc_name for c in answer.citations} == {"learning-python.md"}, answer.text
-    asked = [r["body"]["messages"][0]["content"] for r in fake_llm.requests if "messages" in r["body"]]
-    assert not any(m.startswith("Translate the user's question") for m in asked)
+    assert not translation_asked(fake_llm)
     # the same library, a question only the Chinese book answers: translated, and answered from it
     fake_llm.requests.clear()
     fake_llm.translation = "什么是递归返回？"
     answer = tool.ask("How does a decision tree split its data set?")
-    asked = [r["body"]["messages"][0]["content"] for r in fake_llm.requests if "messages" in r["body"]]
-    assert any(m.startswith("Translate the user's question") for m in asked)
+    assert translation_asked(fake_llm)
     assert not answer.refused and "decision-trees.md" in {c.doc_name for c in answer.citations}, answer.text
 
 
 def test_a_question_seeming_to_name_a_book_of_its_own_language_is_still_asked_of_the_other(llm_settings, fake_llm):
     """"…in the machine learning notes?" names "Learning Python" by a shared word; that book does not answer it, so
     the question is translated and answered from the Chinese notes, the English opening with the Chinese quote."""
-    tool = RAGTool("learner", llm_settings)
-    tool.add_text(BOOK, title="Learning Python", name="learning-python.md")
-    tool.add_text(BOOK_ZH, title="机器学习笔记", name="ml-notes.md")
+    tool = two_books(llm_settings)
     fake_llm.translation = "什么是过拟合？"
     fake_llm.answer = ("Overfitting means the learner takes the training samples' own traits as general properties, "
                        "so generalization suffers [1].")

@@ -63,6 +63,14 @@ def paged_document(parts: list[str]) -> ConvertedDocument:
                              source_format="pdf")
 
 
+def section_hit(cid: str, text: str, heading: str = "预训练"):
+    """A search hit of one chunk ("c<n>") under one heading, without pages."""
+    from rag.types import Chunk, SearchHit
+    chunk = Chunk(doc_id="d", chunk_id=cid, ordinal=int(cid[1:]), text=text, heading_path=[heading],
+                  page_start=None, page_end=None, char_start=0, char_end=len(text), token_count=60)
+    return SearchHit(chunk=chunk, doc_name="notes.md", doc_title="notes", score=1.0, rank=1)
+
+
 def test_a_chunk_is_continued_to_the_end_of_its_section_with_its_pages():
     # three pages, the section running over all of them; chunks much smaller than the section
     parts = ["# Notes\n\n## Part A\n\n" + " ".join(f"Alpha sentence {i} is here." for i in range(30)),
@@ -264,13 +272,8 @@ def test_a_supporting_sentence_that_announces_a_list_keeps_the_list():
     then the steps it announces are what the learner asked for."""
     from rag.answer import extractive_answer
     from rag.evidence import Evidence, split_units
-    from rag.types import Chunk, SearchHit
-    def hit_of(cid: str, text: str) -> SearchHit:
-        chunk = Chunk(doc_id="d", chunk_id=cid, ordinal=int(cid[1:]), text=text, heading_path=["预训练"],
-                      page_start=None, page_end=None, char_start=0, char_end=len(text), token_count=60)
-        return SearchHit(chunk=chunk, doc_name="llm.md", doc_title="llm", score=1.0, rank=1)
-    lead = hit_of("c1", "预训练数据的处理与清洗是预训练的重要环节。")
-    steps = hit_of("c2", "预训练数据处理一般包括以下流程：\n\n1. 文档准备。从网页中提取文档。\n\n"
+    lead = section_hit("c1", "预训练数据的处理与清洗是预训练的重要环节。")
+    steps = section_hit("c2", "预训练数据处理一般包括以下流程：\n\n1. 文档准备。从网页中提取文档。\n\n"
                          "2. 语料过滤。去除低质量的文本。\n\n3. 语料去重。删除重复的文档。")
     announces = next(u for u in split_units(steps.chunk.text) if u.text.endswith("以下流程："))
     evidence = [Evidence(1, lead, split_units(lead.chunk.text)[0], 0.9, 0.9, None),
@@ -284,13 +287,8 @@ def test_one_item_of_a_list_shows_the_whole_list_an_item_a_line():
     together as prose), and a figure's HTML after it is left out."""
     from rag.answer import extractive_answer
     from rag.evidence import Evidence, split_units
-    from rag.types import Chunk, SearchHit
-    def hit_of(cid: str, text: str) -> SearchHit:
-        chunk = Chunk(doc_id="d", chunk_id=cid, ordinal=int(cid[1:]), text=text, heading_path=["RAG"],
-                      page_start=None, page_end=None, char_start=0, char_end=len(text), token_count=60)
-        return SearchHit(chunk=chunk, doc_name="llm.md", doc_title="llm", score=1.0, rank=1)
-    lead = hit_of("c1", "接下来我们一步一步实现一个简单的 RAG。")
-    modules = hit_of("c2", "RAG 的基本结构有哪些呢？\n\n- 向量化模块：将文档片段向量化。\n- 文档加载和切分模块：加载文档并切分。\n"
+    lead = section_hit("c1", "接下来我们一步一步实现一个简单的 RAG。")
+    modules = section_hit("c2", "RAG 的基本结构有哪些呢？\n\n- 向量化模块：将文档片段向量化。\n- 文档加载和切分模块：加载文档并切分。\n"
                            "- 数据库：存放文档片段及其向量。\n- 大模型模块：根据检索到的文档回答问题。\n\n"
                            "<div align='center'><img src=\"https://example.org/rag.png\"></div>\n\n上述就是所有模块。")
     last_item = next(u for u in split_units(modules.chunk.text) if "大模型模块" in u.text)
@@ -308,14 +306,11 @@ def test_an_explanation_stops_where_the_exercises_begin():
     not "Exercise 11.2. Read the documentation …"."""
     from rag.answer import extractive_answer
     from rag.evidence import Evidence, split_units
-    from rag.types import Chunk, SearchHit
     text = ("Then you can use the in operator as a fast way to check whether a string is in the dictionary. The in "
             "operator uses a hashtable for dictionaries, so it takes about the same time however many items there "
             "are.\n\nExercise 11.2. Read the documentation of the dictionary method setdefault and use it to write a "
             "more concise version of invert_dict.")
-    chunk = Chunk(doc_id="d", chunk_id="c1", ordinal=1, text=text, heading_path=["11.8 Exercises"],
-                  page_start=None, page_end=None, char_start=0, char_end=len(text), token_count=60)
-    hit = SearchHit(chunk=chunk, doc_name="tp.pdf", doc_title="Think Python", score=1.0, rank=1)
+    hit = section_hit("c1", text, "11.8 Exercises")
     evidence = [Evidence(1, hit, split_units(text)[0], 0.9, 0.9, None)]
     for worked_chars in (0, 600):
         answer = extractive_answer("Why is in fast on a dictionary?", evidence, lead_sentences=2,
