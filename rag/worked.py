@@ -343,5 +343,8 @@ def _markdown(units: list[Unit], mark: str, lead_bold: bool) -> str:
     end_list()
     end_prose()
     if not any(mark in b for b in blocks):
-        blocks.append(mark)
+        if units and is_list_item(units[-1]):    # after the list's last item, not on a line of its own
+            blocks[-1] += f" {mark}"
+        else:
+            blocks.append(mark)
     return "\n\n".join(blocks)

@@ -299,6 +299,12 @@ def test_one_item_of_a_list_shows_the_whole_list_an_item_a_line():
     for item in ("- 向量化模块", "- 文档加载和切分模块", "- 数据库", "- 大模型模块"):
         assert any(line.startswith(item) for line in lines), answer.text
     assert "<img" not in answer.text and "上述就是所有模块" in answer.text
+    # a list shown alone carries its citation on its last item, not on a line of its own
+    from rag.worked import worked_example
+    only_list = section_hit("c3", "- 向量化模块：将文档片段向量化。\n- 数据库：存放文档片段及其向量。\n- 大模型模块：回答问题。")
+    item = next(u for u in split_units(only_list.chunk.text) if "大模型模块" in u.text)
+    alone = worked_example(Evidence(3, only_list, item, 0.85, 0.85, None), 120, "[2]", code_only=True).markdown
+    assert alone.splitlines()[-1] == "- 大模型模块：回答问题。 [2]" and alone.count("[2]") == 1, alone
 
 
 def test_an_explanation_stops_where_the_exercises_begin():
