@@ -54,9 +54,12 @@ def build(ctx: Context, tab: gr.Tab) -> None:
 
     recall_inputs = [recall_query, recall_types, recall_from, recall_to]
     search = bind(recall, ctx)
-    recall_btn.click(search, recall_inputs, [recall_results, recall_status])
-    recall_query.submit(search, recall_inputs, [recall_results, recall_status])
-    tab.select(search, recall_inputs, [recall_results, recall_status])
+    # "always_last": a search asked for while one runs (new words, a changed filter) runs after it; Gradio's
+    # default for clicks drops it, and the person kept seeing results of filters they had already changed
+    recall_outputs = [recall_results, recall_status]
+    for event in (recall_btn.click, recall_query.submit, recall_types.input, recall_from.change, recall_to.change,
+                  tab.select):
+        event(search, recall_inputs, recall_outputs, trigger_mode="always_last")
     consolidate_prev_btn.click(bind(consolidate_preview, ctx), None, [maintenance_preview, maintenance_status])
     consolidate_btn.click(bind(consolidate_run, ctx), None, [maintenance_preview, maintenance_status])
     forget_inputs = [forget_strategy, forget_threshold, forget_age, forget_capacity, recall_types]
