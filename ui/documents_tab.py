@@ -79,8 +79,9 @@ def extent(request, pages: int, sections: int | None) -> str:
     return t(request, f"n_{unit}" if n == 1 else f"n_{unit}s", n=n)
 
 
-def documents_view(ctx: Context, request):
-    """The library table and the picker's choices."""
+def documents_view(ctx: Context, request, keep_pick: bool = False):
+    """The library table and the picker's choices; with `keep_pick`, the document the person has picked stays
+    picked (a refresh answered after they picked must not take it away), else the picker is cleared."""
     import pandas as pd
     a = ctx.assistant_for(request)
     docs = a.list_documents()
@@ -90,7 +91,7 @@ def documents_view(ctx: Context, request):
                            when(d.added_at)] for d in docs],
                          columns=cols(request, "name", "title", "length", "chunks", "added"))
     choices = [(f"{d.name} ({extent(request, d.pages, sections.get(d.doc_id))})", d.doc_id) for d in docs]
-    return table, gr.update(choices=choices, value=None)
+    return table, gr.update(choices=choices) if keep_pick else gr.update(choices=choices, value=None)
 
 
 def load_with_progress(a, path, session, stop: threading.Event | None = None, heartbeat: float | None = None):
@@ -230,7 +231,7 @@ def _upload(ctx: Context, paths: list[str], session, request: gr.Request, progre
         if row["state"] == "queued":
             row.update(state="error", message=t(request, "msg_not_started"))
     progress((len(paths), len(paths)))
-    table, choices = documents_view(ctx, request)
+    table, choices = documents_view(ctx, request, keep_pick=True)
     status = t(request, "msg_upload_stopped" if stop.is_set() else "msg_upload_done", n=len(paths), **counts)
     yield progress_table(rows, heads), status, table, choices, gr.update(value=None), gr.update(visible=False)
 
@@ -267,7 +268,7 @@ def delete_document(ctx: Context, doc_id, session, request: gr.Request):
 
 def refresh_documents(ctx: Context, request: gr.Request):
     try:
-        return documents_view(ctx, request)
+        return documents_view(ctx, request, keep_pick=True)
     except Exception as exc:  # noqa: BLE001
         gr.Warning(failure(request, exc))
         return gr.update(), gr.update()
