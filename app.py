@@ -120,7 +120,7 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
             with gr.Tab(_("tab_documents"), id="documents", elem_id="tab-documents") as tab:
                 documents = documents_tab.build(ctx, tab, session)
             with gr.Tab(_("tab_qa"), id="qa", elem_id="tab-qa") as tab:
-                question_box = qa_tab.build(ctx, tab, session)
+                qa = qa_tab.build(ctx, tab, session)
             with gr.Tab(_("tab_notes"), id="notes", elem_id="tab-notes") as tab:
                 notes_tab.build(ctx, tab, session)
             with gr.Tab(_("tab_recall"), id="recall", elem_id="tab-recall") as tab:
@@ -132,7 +132,14 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
 
         # a suggested question of a document's guide, clicked: into the Q&A tab's question box
         documents.guide_questions.click(documents_tab.suggested_question, [documents.guide_questions,
-                                                                            documents.guide_asked], [question_box, tabs])
+                                                                            documents.guide_asked], [qa.question_box, tabs])
+
+        # a chapter or section of the guide's outline, clicked: the Q&A tab shows where it starts
+        def open_guide_place(index, places, request: gr.Request):
+            return {tabs: gr.Tabs(selected="qa"), **qa_tab.open_place(qa, index, places, request)}
+
+        documents.guide_outline.click(open_guide_place, [documents.guide_outline, documents.guide_places],
+                                      [tabs, qa.page_view, qa.section_view, qa.passage_view, qa.page_status])
         # "Study this chapter" in a guide: cards from the chapter, then the Review tab with its quiz
         documents.guide_study.click(bind(review_tab.study_chapter, review), [documents.select, documents.guide_chapter],
                                     [tabs] + review_tab.study_outputs(review))

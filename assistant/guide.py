@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from assistant.guide_questions import (MAX_SUGGESTED, PHRASINGS_VERSION, SectionRef, candidate_questions,
                                       compared_pair)
 from core.errors import DocumentError
-from rag.outline import OutlineNode, heading_text
+from rag.outline import Outline, OutlineNode, chunks_under, heading_text
 from rag.scope import Scope
 from rag.shapes import summary_answer
 from rag.summary import skipped_section
@@ -34,6 +34,7 @@ class GuideSection:
     number: str | None
     page_start: int | None
     page_end: int | None
+    place: Citation | None = None       # its first passage: what opens its page (or, without pages, the section)
 
 
 @dataclass
@@ -54,6 +55,7 @@ class GuideChapter:
     citations: list[Citation]
     terms: list[GuideTerm]
     questions: list[str] | None = None  # checked suggested questions; None while not yet checked
+    place: Citation | None = None       # its first passage, as a section's
 
 
 @dataclass
@@ -81,7 +83,7 @@ def guide_stages(rag, doc_id: str) -> Iterator[DocumentGuide]:
     guide = DocumentGuide(doc_id, record.name, record.title, outline.language)
     nodes = outline.outline.chapters()
     for node in nodes:
-        guide.chapters.append(_chapter(rag, record, node, zh))
+        guide.chapters.append(_chapter(rag, record, node, zh, outline.outline))
     pending = []
     for node, chapter in zip(nodes, guide.chapters):
         chapter.questions = _cached_questions(rag, doc_id, node, method)
@@ -106,15 +108,31 @@ def document_guide(rag, doc_id: str) -> DocumentGuide:
     return guide
 
 
-def _chapter(rag, record, node: OutlineNode, zh: bool) -> GuideChapter:
+def _chapter(rag, record, node: OutlineNode, zh: bool, outline: Outline) -> GuideChapter:
     digest = rag.digest(Scope(record.doc_id, record.name, node=node), record)
     # the key terms are shown as a glossary of their own, not as the summary's last line
     answer = summary_answer("", dataclasses.replace(digest, terms=[]), record.name, record.title, zh=zh)
     head, _, body = answer.text.partition("\n\n")
     terms = [GuideTerm(term, _definition(term, sentence.text), sentence.page) for term, sentence in digest.terms]
-    sections = [GuideSection(child.title, child.number, child.page_start, child.page_end) for child in node.children]
+    sections = [GuideSection(child.title, child.number, child.page_start, child.page_end,
+                             _place(child, outline, record)) for child in node.children]
     return GuideChapter(node.title, node.number, node.page_start, node.page_end, sections, body or head,
-                        answer.citations, terms)
+                        answer.citations, terms, place=_place(node, outline, record))
+
+
+# How much of a heading's first passage stands for it: enough to find it again on its page or in its section.
+PLACE_QUOTE_CHARS = 160
+
+
+def _place(node: OutlineNode, outline: Outline, record) -> Citation | None:
+    """The first passage under a heading as a citation, so that the guide's outline opens where it starts."""
+    for piece in chunks_under(node, outline):
+        text = " ".join(piece.text.split())
+        if text:
+            return Citation(n=0, doc_id=record.doc_id, doc_name=record.name, page_start=piece.page_start,
+                            page_end=piece.page_start, chunk_id=piece.chunk_id, score=0.0,
+                            quote=text[:PLACE_QUOTE_CHARS])
+    return None
 
 
 def _definition(term: str, sentence: str) -> str:

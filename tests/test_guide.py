@@ -165,3 +165,43 @@ def test_the_guide_shows_document_text_as_text_never_as_html():
     assert "pp. 3-5" in shown and "[1] book.pdf · p. 3" in shown and "<strong>Values</strong>" in shown
     assert question_samples(G.DocumentGuide("d", "b", "t", "en", [chapter])) == (
         [[f"1 · What is {hostile}?"]], [f"What is {hostile}?"])
+
+
+def test_the_guide_evaluation_measures_coverage_and_writes_the_suggested_questions(tmp_path):
+    """python -m assistant.guide_eval: the guides of a folder of books, their sections' coverage by the chapter
+    summaries, and a question set (one row per suggested question) for rag.eval."""
+    import json
+    from assistant.guide_eval import main
+    books = tmp_path / "books"
+    books.mkdir()
+    (books / "learning-python.md").write_text(BOOK, encoding="utf-8")
+    (books / "ml-notes.md").write_text(BOOK_ZH, encoding="utf-8")
+    (books / "LICENSE.txt").write_text("Permission is granted to copy this book.", encoding="utf-8")
+    total = main([str(books), str(tmp_path / "set")])
+    assert total["docs"] == 2 and total["chapters"] >= 4 and total["chapters_without_summary"] == 0
+    assert total["section_coverage"] >= 0.8 and total["questions"] > 0
+    rows = [json.loads(line) for line in (tmp_path / "set" / "questions.jsonl").read_text("utf-8").splitlines()]
+    assert len(rows) == total["questions"] and {r["gold"][0]["doc"] for r in rows} == {"learning-python.md", "ml-notes.md"}
+    assert {r["lang"] for r in rows} == {"en", "zh"}
+    assert sorted(p.name for p in (tmp_path / "set" / "docs").iterdir()) == ["learning-python.md", "ml-notes.md"]
+
+
+def test_each_outline_entry_opens_where_it_starts(books, tmp_path):
+    """The guide's outline entries carry their first passage: a Markdown book's section opens as that section,
+    a PDF's chapter as its first page with the passage on it."""
+    from tests.browser.pdfgen import make_pdf
+    a, en, _ = books
+    tuples = next(s for c in en.chapters for s in c.sections if s.title == "2.2 Tuples")
+    shown = a.render_source(tuples.place)
+    assert shown.heading.endswith("2.2 Tuples") and tuples.place.quote.startswith("A tuple is a sequence")
+    pages = [["# Chapter 1 Values", "A value is one of the basic things a program works with.",
+              "Values belong to different types."],
+             ["Every value has a type, and the type decides what it can do."],
+             ["# Chapter 2 Lists", "A list is a sequence of values in brackets.", "Lists can be changed."],
+             ["A list inside another list is nested."]]
+    pdf = tmp_path / "values-and-lists.pdf"
+    pdf.write_bytes(make_pdf(pages, title="Values and lists"))
+    guide = a.document_guide(a.load_document(pdf).doc_id)
+    assert [(c.title, c.place.page_start) for c in guide.chapters] == [("Chapter 1 Values", 1), ("Chapter 2 Lists", 3)]
+    page = a.render_source(guide.chapters[1].place)
+    assert page.page == 3 and guide.chapters[1].place.quote.startswith("A list is a sequence")

@@ -82,9 +82,10 @@ def pages_ref(request, first, last=None) -> str:
 
 
 def citation_label(request, citation: Citation) -> str:
-    """'[1] book.pdf · p. 3' (Citation.label) in the person's language: '[1] book.pdf · 第 3 页'."""
+    """'[1] book.pdf · p. 3' (Citation.label) in the person's language: '[1] book.pdf · 第 3 页'; without the
+    [n] for a place no answer cited (n = 0: a guide's outline entry)."""
     pages = pages_ref(request, citation.page_start, citation.page_end)
-    return f"[{citation.n}] {citation.doc_name}" + (f" · {pages}" if pages else "")
+    return (f"[{citation.n}] " if citation.n else "") + citation.doc_name + (f" · {pages}" if pages else "")
 
 
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",

@@ -15,7 +15,7 @@ from assistant.views import progress_table
 from core.errors import AssistantError
 from rag.convert_worker import stop_on
 from ui.common import Context, _, as_text, bind, cols, failure, said, t, when
-from ui.guide_view import guide_html, question_samples
+from ui.guide_view import guide_html, outline_samples, question_samples
 
 UPLOAD_STAGES = ("pages", "ocr", "embed", "figures", "figure-images")   # ingest stages the upload table reports (static/i18n.json msg_stage_*)
 UPLOAD_TYPES = [".pdf", ".md", ".markdown", ".txt", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".csv", ".json"]
@@ -29,13 +29,16 @@ _running_lock = threading.Lock()
 class DocumentsTab(NamedTuple):
     """What the page load fills (app.py): the library table and the document picker; and what app.py wires to
     the Q&A tab: the guide's suggested questions (clicked: `suggested_question`) and the questions they stand for;
-    and to the Review tab: the guide's chapter picker and its "Study this chapter" button."""
+    and to the Review tab: the guide's chapter picker and its "Study this chapter" button; and the guide's
+    clickable outline with the first passage of each entry, which app.py opens in the Q&A tab's viewer."""
     table: gr.Dataframe
     select: gr.Dropdown
     guide_questions: gr.Dataset
     guide_asked: gr.State
     guide_chapter: gr.Dropdown
     guide_study: gr.Button
+    guide_outline: gr.Dataset
+    guide_places: gr.State
 
 
 def build(ctx: Context, tab: gr.Tab, session: gr.State) -> DocumentsTab:
@@ -57,6 +60,10 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> DocumentsTab:
     with gr.Row():
         guide_chapter = gr.Dropdown(label=_("guide_chapter"), choices=[], visible=False, elem_id="guide-chapter", scale=3)
         guide_study = gr.Button(_("guide_study"), visible=False, elem_id="guide-study", scale=1)
+    # Clicked, a chapter or section opens where it starts in the Q&A tab's page viewer (app.py)
+    guide_outline = gr.Dataset(label=_("guide_outline"), components=[gr.Textbox(visible=False)], samples=[],
+                               type="index", samples_per_page=200, visible=False, elem_id="guide-outline")
+    guide_places = gr.State([])
     guide_view = gr.HTML(elem_id="guide-view")
 
     upload_stop = gr.Button(_("upload_stop"), variant="stop", size="sm", elem_id="upload-stop", visible=False)
@@ -68,9 +75,10 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> DocumentsTab:
     doc_refresh.click(refresh, None, [doc_table, doc_select])
     tab.select(refresh, None, [doc_table, doc_select])
     guide_open.click(bind(open_guide, ctx), [doc_select],
-                     [guide_status, guide_view, guide_questions, guide_asked, guide_chapter, guide_study],
-                     concurrency_limit=2)
-    return DocumentsTab(doc_table, doc_select, guide_questions, guide_asked, guide_chapter, guide_study)
+                     [guide_status, guide_view, guide_questions, guide_asked, guide_chapter, guide_study,
+                      guide_outline, guide_places], concurrency_limit=2)
+    return DocumentsTab(doc_table, doc_select, guide_questions, guide_asked, guide_chapter, guide_study,
+                        guide_outline, guide_places)
 
 
 def extent(request, pages: int, sections: int | None) -> str:
@@ -279,7 +287,7 @@ def open_guide(ctx: Context, doc_id, request: gr.Request):
     (only on the first open: the checked questions are kept)."""
     if not doc_id:
         gr.Warning(t(request, "msg_pick_document"))
-        yield t(request, "msg_pick_document"), *[gr.update()] * 5
+        yield t(request, "msg_pick_document"), *[gr.update()] * 7
         return
     try:
         a = ctx.assistant_for(request)
@@ -291,11 +299,12 @@ def open_guide(ctx: Context, doc_id, request: gr.Request):
             status = "" if guide.checked else t(request, "guide_checking", done=done, total=len(guide.chapters))
             shown, asked = question_samples(guide)
             titles = [c.title for c in guide.chapters]
+            entries, places = outline_samples(request, guide)
             yield (status, guide_html(request, guide, standings), gr.Dataset(samples=shown, visible=bool(shown)),
                    asked, gr.update(choices=titles, value=titles[0] if titles else None, visible=bool(titles)),
-                   gr.update(visible=bool(titles)))
+                   gr.update(visible=bool(titles)), gr.Dataset(samples=entries, visible=bool(entries)), places)
     except Exception as exc:  # noqa: BLE001
-        yield failure(request, exc), *[gr.update()] * 5
+        yield failure(request, exc), *[gr.update()] * 7
 
 
 def suggested_question(index, asked):

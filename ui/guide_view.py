@@ -91,3 +91,19 @@ def question_samples(guide: DocumentGuide) -> tuple[list[list[str]], list[str]]:
             shown.append([f"{chapter.number} · {question}" if chapter.number else question])
             asked.append(question)
     return shown, asked
+
+
+def outline_samples(request, guide: DocumentGuide) -> tuple[list[list[str]], list]:
+    """The chapters and their sections as the clickable outline shows them ("2.1 Lists · p. 12", a section
+    indented under its chapter) and the first passage each opens (a Citation; None where a heading has no text)."""
+    shown, places = [], []
+    for chapter in guide.chapters:
+        for title, start, end, place, indent in [(chapter.title, chapter.page_start, chapter.page_end, chapter.place, "")] + [
+                (s.title, s.page_start, s.page_end, s.place, "\u2003") for s in chapter.sections]:
+            if place is None:
+                continue
+            pages = pages_ref(request, start, start) if start is not None else ""
+            shown.append([f"{indent}{title}" + (f" · {pages}" if pages else "")])
+            places.append(place)
+    return shown, places
+

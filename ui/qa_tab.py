@@ -65,8 +65,9 @@ class QA:
     conversations: gr.Dropdown
 
 
-def build(ctx: Context, tab: gr.Tab, session: gr.State) -> gr.Textbox:
-    """The tab's components and events; returns its question box (the Documents tab's guide fills it)."""
+def build(ctx: Context, tab: gr.Tab, session: gr.State) -> QA:
+    """The tab's components and events; returns them (the Documents tab's guide fills its question box and
+    opens pages in its viewer)."""
     llm_on = ctx.llm_on
     history_state = gr.State([])     # this tab's conversation, plain {"role", "content": str}: for follow-ups
     shown_chat = gr.State([])        # the same conversation as the chat shows it (Markdown, [n] links)
@@ -143,7 +144,7 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> gr.Textbox:
     conversations.input(bind(show_conversation, qa), [conversations],
                         [chatbot, shown_chat, history_state, cite_map_state, session, sources, page_view,
                          section_view, passage_view, page_status, answer_notice, searched, memory_used, citations])
-    return question_box
+    return qa
 
 
 def answered_by(request, result: AskResult) -> str:
@@ -278,6 +279,19 @@ def show_source(qa: QA, choice, cites, request: gr.Request):
         return {}
     try:
         return {**page_of(qa, cites[int(choice)], request), qa.page_status: ""}
+    except Exception as exc:  # noqa: BLE001
+        message = failure(request, exc)
+        gr.Warning(message)
+        return {**no_source(qa), qa.page_status: message}
+
+
+def open_place(qa: QA, index, places, request: gr.Request) -> dict:
+    """A chapter or section clicked in a document's guide: the viewer shows where it starts (its page, or its
+    section for a document without pages)."""
+    if index is None or not places or not 0 <= index < len(places):
+        return {}
+    try:
+        return {**page_of(qa, places[index], request), qa.page_status: ""}
     except Exception as exc:  # noqa: BLE001
         message = failure(request, exc)
         gr.Warning(message)

@@ -81,6 +81,16 @@ def test_the_guide_of_an_english_book_and_a_suggested_question(library, artefact
                               ".includes('questions answered from it: 1')")
     library.screenshot(path=str(artefacts / "34-guide-progress-en.png"), full_page=True)
     assert "questions answered from it: 0" in library.text_content("#guide-view .guide-progress >> nth=0")
+    open_outline_entry(library, "2.2 Tuples", "A tuple is a sequence of values that is immutable.",
+                       "37-guide-outline-en.png", artefacts)
+
+
+def open_outline_entry(page, entry: str, text: str, shot: str, artefacts) -> None:
+    """Click a chapter or section of the open guide's outline: the Q&A tab shows where it starts."""
+    page.click(f"#guide-outline >> text={entry}")
+    page.wait_for_selector("button[role=tab][aria-selected=true]:has-text('Q&A')")
+    page.wait_for_function("t => document.querySelector('#section-view')?.innerText.includes(t)", arg=text)
+    page.screenshot(path=str(artefacts / shot), full_page=True)
 
 
 def progress(guide_text: str, chapter: int) -> str:
@@ -95,6 +105,8 @@ def test_the_guide_of_a_chinese_book_and_a_suggested_question(library, artefacts
     assert "第 2 章 模型评估" in text and "2.1 经验误差与过拟合" in text
     assert "过拟合是指学习器" in text and "什么是过拟合？" in text
     assert "欠拟合" in answer and "not in your documents" not in answer
+    open_tab(library, "Documents")
+    open_outline_entry(library, "2.2 评估方法", "留出法直接将数据集划分为两个互斥的集合", "38-guide-outline-zh.png", artefacts)
 
 
 def test_studying_a_chapter_walks_through_cards_and_a_quiz_and_moves_its_standing(library, artefacts):
