@@ -10,7 +10,8 @@ from pathlib import Path
 from assistant import history as H
 from memory.rollup import ROLLUP_KIND
 
-SCHEMA_VERSION = "1.2"   # 1.1: "study" (cards, mastery, coverage, what to review next); 1.2: study.chapters
+SCHEMA_VERSION = "1.3"   # 1.1: "study" (cards, mastery, coverage, what to review next); 1.2: study.chapters;
+# 1.3: each chapter's concepts (its cards by concept)
 SCHEMA_PATH = Path(__file__).resolve().parents[1] / "docs" / "report.schema.json"
 
 

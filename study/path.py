@@ -9,11 +9,11 @@ pages). Mastery is study.mastery.blend over the chapter's cards, so a chapter an
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
 from rag.outline import Outline, OutlineNode
-from study.mastery import blend
+from study.mastery import blend, concept_of
 from study.types import SECTION_JOIN, Card
 
 
@@ -32,6 +32,9 @@ class ChapterStanding:
     quiz_correct: int
     score: float | None        # study.mastery.blend: None = nothing reviewed or quizzed yet
     level: str                 # new | weak | learning | strong
+    # the concepts the chapter's cards are about, most cards first: [{"concept", "key", "cards", "due"}]; the
+    # guide puts each beside the key term it is (by `key`, memory.graph's normalised name)
+    concepts: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -101,5 +104,21 @@ def standings(nodes: list[OutlineNode], cards: list[Card], quiz_answers: list[tu
         studied = sum(1 for p in studied_pages if paged and node.page_start <= p <= node.page_end)
         out.append(ChapterStanding(node.title, node.number, node.page_start, node.page_end, pages, studied, asked[i],
                                    len(group), sum(1 for c in group if c.card_id in due_ids), len(answers),
-                                   sum(answers), score, level))
+                                   sum(answers), score, level, concepts_of(group, due_ids)))
     return out
+
+
+def concepts_of(cards: list[Card], due_ids: set[str]) -> list[dict]:
+    """The concepts `cards` are about (study.mastery.concept_of; spellings of one name joined by
+    memory.graph's key), with how many cards each has and how many are due, most cards first."""
+    from memory.graph.base import normalise_key
+    groups: dict[str, list[Card]] = defaultdict(list)
+    names: dict[str, str] = {}
+    for card in cards:
+        name = concept_of(card)
+        key = normalise_key(name)
+        groups[key].append(card)
+        names.setdefault(key, name)
+    return [{"concept": names[key], "key": key, "cards": len(group),
+             "due": sum(1 for c in group if c.card_id in due_ids)}
+            for key, group in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))]

@@ -19,6 +19,7 @@ from core.settings import Settings
 from rag.types import Chunk
 from study.cloze import key_sentence_cards
 from study.quality import measure
+from study.mastery import concept_of
 from study.store import close_card_stores, get_card_store
 from study.types import BLANK, CLOZE, QA
 from tests.browser.pdfgen import make_pdf
@@ -362,12 +363,17 @@ def test_each_chapter_shows_where_the_person_stands(library):
     assert second.due == len(made) - 1                     # the reviewed card waits for its next day
     first = after["Chapter 1 Tuples"]
     assert (first.cards, first.questions, first.pages_studied, first.quiz_answered, first.level) == (0, 0, 0, 0, "new")
+    # the chapter's cards by concept (what the guide shows beside its key terms), every card counted once
+    assert sum(c["cards"] for c in second.concepts) == len(made) and first.concepts == []
+    assert sum(c["due"] for c in second.concepts) == second.due
+    assert {c["concept"] for c in second.concepts} == {concept_of(c) for c in made}
 
     report = build_report(alice)
     validate_report(report)
     rows = [r for r in report["study"]["chapters"] if r["doc_id"] == doc.doc_id]
     assert [r["title"] for r in rows] == ["Chapter 1 Tuples", "Chapter 2 Dictionaries"]
     assert rows[1]["questions"] == 1 and rows[1]["cards"] == len(made) and rows[0]["level"] == "new"
+    assert [(c["concept"], c["cards"]) for c in rows[1]["concepts"]] == [(c["concept"], c["cards"]) for c in second.concepts]
 
 
 def test_a_book_under_one_title_offers_its_guide_chapters_for_cards(settings, tmp_path):

@@ -291,20 +291,28 @@ def open_guide(ctx: Context, doc_id, request: gr.Request):
         return
     try:
         a = ctx.assistant_for(request)
-        standings = None
+        standings = notes = None
         for guide in a.document_guide_stages(doc_id):         # says first when the document is gone
             if standings is None:
                 standings = a.study.path(doc_id)            # where the person stands, beside each chapter
+                notes = notes_by_concept(a.list_notes())
             done = sum(1 for c in guide.chapters if c.questions is not None)
             status = "" if guide.checked else t(request, "guide_checking", done=done, total=len(guide.chapters))
             shown, asked = question_samples(guide)
             titles = [c.title for c in guide.chapters]
             entries, places = outline_samples(request, guide)
-            yield (status, guide_html(request, guide, standings), gr.Dataset(samples=shown, visible=bool(shown)),
+            yield (status, guide_html(request, guide, standings, notes), gr.Dataset(samples=shown, visible=bool(shown)),
                    asked, gr.update(choices=titles, value=titles[0] if titles else None, visible=bool(titles)),
                    gr.update(visible=bool(titles)), gr.Dataset(samples=entries, visible=bool(entries)), places)
     except Exception as exc:  # noqa: BLE001
         yield failure(request, exc), *[gr.update()] * 7
+
+
+def notes_by_concept(notes) -> dict[str, int]:
+    """How many of the person's notes are filed under each concept (memory.graph's key of its name)."""
+    from collections import Counter
+    from memory.graph.base import normalise_key
+    return dict(Counter(normalise_key(str(n.metadata.get("concept"))) for n in notes if n.metadata.get("concept")))
 
 
 def suggested_question(index, asked):

@@ -11,25 +11,29 @@ import html
 
 from assistant.guide import DocumentGuide, GuideChapter
 from assistant.views import markdown_html
+from memory.graph.base import normalise_key
 from ui.common import citation_label, pages_ref, short, t
 
 LEVEL_TEXT = {"strong": "mastery_strong", "learning": "mastery_learning", "weak": "mastery_weak", "new": "mastery_new"}
 
 
-def guide_html(request, guide: DocumentGuide, standings: list | None = None) -> str:
-    """The guide; `standings` (study.path, one per chapter in the same order) add where the person stands."""
+def guide_html(request, guide: DocumentGuide, standings: list | None = None,
+               notes_by_concept: dict[str, int] | None = None) -> str:
+    """The guide; `standings` (study.path, one per chapter in the same order) add where the person stands, and
+    beside each key term the person's cards on it; `notes_by_concept` (concept key -> notes filed under it)
+    their notes on it."""
     if not guide.chapters:
         return f'<div class="guide-empty">{html.escape(t(request, "guide_no_chapters"))}</div>'
     parts = [f'<div class="doc-guide" lang="{"zh" if guide.language == "zh" else "en"}">',
              f'<h3 class="guide-title">{html.escape(guide.title or guide.name)}</h3>']
     standings = standings if standings and len(standings) == len(guide.chapters) else [None] * len(guide.chapters)
     for i, (chapter, standing) in enumerate(zip(guide.chapters, standings)):
-        parts.append(chapter_html(request, chapter, open_=i == 0, standing=standing))
+        parts.append(chapter_html(request, chapter, open_=i == 0, standing=standing, notes=notes_by_concept or {}))
     parts.append("</div>")
     return "".join(parts)
 
 
-def chapter_html(request, chapter: GuideChapter, *, open_: bool, standing=None) -> str:
+def chapter_html(request, chapter: GuideChapter, *, open_: bool, standing=None, notes: dict[str, int] | None = None) -> str:
     pages = pages_ref(request, chapter.page_start, chapter.page_end)
     head = html.escape(chapter.title) + (f' <span class="guide-pages">{html.escape(pages)}</span>' if pages else "")
     if standing is not None:
@@ -50,13 +54,21 @@ def chapter_html(request, chapter: GuideChapter, *, open_: bool, standing=None) 
         sources = "".join(f'<li>{html.escape(citation_label(request, c))} — <q>{html.escape(short(c.quote, 140))}</q></li>'
                           for c in chapter.citations)
         out.append(f'<ul class="guide-sources">{sources}</ul>')
+    concepts = {c["key"]: c for c in standing.concepts} if standing is not None else {}
     if chapter.terms:
         terms = "".join(f'<dt>{html.escape(k.term)}'
                         + (f' <span class="guide-pages">{html.escape(pages_ref(request, k.page))}</span>'
                            if k.page is not None else "")
+                        + term_study_html(request, concepts.get(normalise_key(k.term)),
+                                          (notes or {}).get(normalise_key(k.term), 0))
                         + f'</dt><dd>{html.escape(k.definition)}</dd>' for k in chapter.terms)
         out.append(f'<div class="guide-label">{html.escape(t(request, "guide_terms"))}</div>'
                    f'<dl class="guide-terms">{terms}</dl>')
+    others = [c for key, c in concepts.items() if key not in {normalise_key(k.term) for k in chapter.terms}]
+    if others:
+        items = "".join(f'<li>{html.escape(c["concept"])}{term_study_html(request, c, 0)}</li>' for c in others)
+        out.append(f'<div class="guide-label">{html.escape(t(request, "guide_other_concepts"))}</div>'
+                   f'<ul class="guide-concepts">{items}</ul>')
     out.append(f'<div class="guide-label">{html.escape(t(request, "guide_questions_label"))}</div>')
     if chapter.questions is None:
         out.append(f'<p class="guide-pending">{html.escape(t(request, "guide_checking_chapter"))}</p>')
@@ -67,6 +79,16 @@ def chapter_html(request, chapter: GuideChapter, *, open_: bool, standing=None) 
         out.append(f'<p class="guide-pending">{html.escape(t(request, "guide_no_questions"))}</p>')
     out.append("</details>")
     return "".join(out)
+
+
+def term_study_html(request, concept: dict | None, notes: int) -> str:
+    """Beside a key term: the person's cards on it (and those due) and their notes filed under it; "" if none."""
+    parts = []
+    if concept and concept["cards"]:
+        parts.append(t(request, "guide_term_cards", n=concept["cards"], due=concept["due"]))
+    if notes:
+        parts.append(t(request, "guide_term_notes", n=notes))
+    return f' <span class="guide-term-study">{html.escape(" · ".join(parts))}</span>' if parts else ""
 
 
 def progress_html(request, standing) -> str:

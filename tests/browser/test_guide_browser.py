@@ -142,3 +142,6 @@ def test_studying_a_chapter_walks_through_cards_and_a_quiz_and_moves_its_standin
     first = page.text_content("#guide-view .guide-progress >> nth=0")
     page.screenshot(path=str(artefacts / "36-guide-after-study-en.png"), full_page=True)
     assert "cards: 0" not in first and "mastery: new" not in first, first
+    # the chapter's key terms carry the person's cards on them now (the concept map joins the guide)
+    concepts = page.text_content("#guide-view .guide-chapter >> nth=0")
+    assert "your cards on it:" in concepts, concepts
