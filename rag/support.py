@@ -70,11 +70,18 @@ def content_terms(text: str) -> list[str]:
             or CJK_CHAR.match(t)]
 
 
+_TENS_AND_UNIT = re.compile(r"\b(%s)[- ](%s)\b" % ("|".join(w for w, v in L.NUMBER_WORDS.items() if v in
+                                                             {"20", "30", "40", "50", "60", "70", "80", "90"}),
+                                                    "|".join(L.UNIT_WORDS)), re.IGNORECASE)
+
+
 def numbers_in(text: str) -> set[str]:
     out = {m.group().replace(",", "") for m in _DIGITS.finditer(text)}
     for m in _ZH_NUMBER.finditer(text):
         out.add(_zh_value(m.group(1)))
-    words = re.findall(r"[A-Za-z]+|\d+", text.lower())
+    for m in _TENS_AND_UNIT.finditer(text):
+        out.add(str(int(L.NUMBER_WORDS[m.group(1).lower()]) + L.UNIT_WORDS[m.group(2).lower()]))
+    words = re.findall(r"[A-Za-z]+|\d+", _TENS_AND_UNIT.sub(" ", text).lower())
     for word, after in zip(words, words[1:] + [""]):
         if word in L.NUMBER_WORDS and (word == "zero" or after and after not in L.NOT_NOUNS_AFTER_NUMBER):
             out.add(L.NUMBER_WORDS[word])
@@ -101,6 +108,8 @@ def negation_flipped(claim: str, place: str) -> list[str]:
     import difflib
     a, b = _aligned(claim, place)
     neg_a, neg_b = _negation_tokens(a), _negation_tokens(b)
+    if len(_negation_markers(a)) == len(_negation_markers(b)):
+        return []                    # as many negations on each side, written differently (没有 / 没)
     flipped = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if op == "equal":
@@ -115,15 +124,26 @@ def negation_flipped(claim: str, place: str) -> list[str]:
 
 
 def _negation_tokens(tokens: list[str]) -> set[int]:
-    """Indices of the tokens that are (part of) a negation: an English negation word, or the characters of a
-    Chinese one that is not part of a word like 不同 ("different") or 非常 ("very")."""
-    out: set[int] = set()
+    """Indices of the tokens that are (part of) a negation."""
+    return {i for marker in _negation_markers(tokens) for i in marker}
+
+
+def _negation_markers(tokens) -> list[range]:
+    """The negations among `tokens` (words, Chinese characters), each as the range of its tokens: an English
+    negation word that is not part of a phrase like "no later than", or a Chinese marker that is not part of a
+    word like 不同 ("different") or 非常 ("very")."""
+    out: list[range] = []
     i = 0
     while i < len(tokens):
         token = tokens[i]
         if not CJK_CHAR.match(token):
+            ahead = " ".join(tokens[i:i + 3])
+            phrase = next((p for p in L.NOT_NEGATIONS_EN if f"{ahead} ".startswith(f"{p} ")), None)
+            if phrase:
+                i += len(phrase.split())
+                continue
             if token in L.NEGATIONS_EN:
-                out.add(i)
+                out.append(range(i, i + 1))
             i += 1
             continue
         ahead = "".join(tokens[i:i + 3])
@@ -131,13 +151,16 @@ def _negation_tokens(tokens: list[str]) -> set[int]:
         if compound:
             i += len(compound)
             continue
-        marker = next((m for m in sorted(L.NEGATIONS_ZH, key=len, reverse=True) if ahead.startswith(m)), None)
+        marker = next((m for m in _ZH_MARKERS_LONGEST_FIRST if ahead.startswith(m)), None)
         if marker:
-            out.update(range(i, i + len(marker)))
+            out.append(range(i, i + len(marker)))
             i += len(marker)
             continue
         i += 1
     return out
+
+
+_ZH_MARKERS_LONGEST_FIRST = sorted(L.NEGATIONS_ZH, key=len, reverse=True)
 
 
 def _opposites_of(word: str) -> set[str]:
@@ -263,10 +286,84 @@ def _check_clause(clause: str, index: int, places: list[str], passage: str, vect
         substituted = _substituted(clause, place, passage) if copy >= SUBSTITUTION_COPY else []
         if substituted:
             return Verdict(False, round(min(score, 0.35), 3), "substituted", {**details, "words": substituted})
+    reversed_place = _polarity_reversed(clause, passage)
+    if reversed_place:
+        return Verdict(False, round(min(score, 0.3), 3), "negation", {**details, "negated": reversed_place[:200]})
     if _swapped(clause, place):
         return Verdict(False, round(min(score, 0.35), 3), "order", details)
     supported = score >= BACKED
     return Verdict(supported, round(score, 3), "" if supported else "unbacked", details)
+
+
+# A claim reworded more freely than a near copy can still say the opposite of its place: "the number of
+# variables … does not have to match" over "… have to be the same", "LoRA 在部署时会引入额外的推理延迟" over "不存在推理
+# 延迟". When one clause of the passage holds this share of the claim's terms (and at least two), a negation on
+# one side only, over words both sides say, reverses the claim.
+POLARITY_SHARE = 0.6
+# Words that contrast rather than negate, for this comparison
+_NOT_POLARITY = frozenset({"instead", "rather"})
+# How far a negation reaches, in words (English) or characters (Chinese): what follows it, or, when it ends its
+# stretch of text, what precedes it ("… and assignment is not.", "与预训练无关"); a punctuation mark ends it
+NEGATION_REACH_EN = 6
+NEGATION_REACH_ZH = 4
+_SEGMENT = re.compile(r"[，。、,.;；:：！？!?()（）“”\"]")
+
+
+def _polarity_reversed(claim: str, passage: str) -> str:
+    """The clause of the passage that says most of what `claim` says, when a negation reaches words the two
+    share on one side and not on the other; "" otherwise. A side without such a negation that holds a word
+    with an opposite prefix the other lacks ("immutable" for "cannot be changed") may negate by that prefix:
+    then nothing is said."""
+    terms = set(content_terms(claim)) - L.NEGATIONS_EN - set(L.NEGATIONS_ZH)
+    if len(terms) < 2:
+        return ""
+    units = [unit for place in sentences(passage) for unit in clauses(place)]
+    shared, _, unit = max((len(terms & set(content_terms(u))), -len(u), u) for u in units)
+    if shared < 2 or shared / len(terms) < POLARITY_SHARE:
+        return ""
+    claim_words, unit_words = _comparable(_tokens(claim)), _comparable(_tokens(unit))
+    negated = [bool(_negated_words(claim) & unit_words), bool(_negated_words(unit) & claim_words)]
+    if negated[0] == negated[1]:
+        return ""
+    plain, other = (_tokens(unit), _tokens(claim)) if negated[0] else (_tokens(claim), _tokens(unit))
+    if any(t.startswith(L.OPPOSITE_PREFIXES_EN) and len(t) >= 6 and t not in other for t in plain):
+        return ""
+    return unit
+
+
+def _negated_words(text: str) -> set[str]:
+    """The words (Chinese: characters) a negation in `text` reaches, as _comparable gives them."""
+    reached: list[str] = []
+    for segment in _SEGMENT.split(text):
+        tokens = _tokens(segment)
+        for marker in _negation_markers(tokens):
+            if tokens[marker.start] in _NOT_POLARITY:
+                continue
+            reach = NEGATION_REACH_ZH if CJK_CHAR.match(tokens[marker.start]) else NEGATION_REACH_EN
+            after = _until_conjunction(tokens[marker.stop:marker.stop + reach])
+            reached += after
+            if len(tokens) - marker.stop <= 1:
+                reached += _until_conjunction(tokens[max(0, marker.start - reach):marker.start][::-1])
+    return _comparable(reached) - _comparable([t for m in _negation_markers(reached) for t in reached[m.start:m.stop]])
+
+
+_CONJUNCTIONS = frozenset("and but or while whereas although though 而 但 或".split())
+
+
+def _until_conjunction(tokens: list[str]) -> list[str]:
+    """`tokens` up to the first conjunction: a negation does not reach across "and", "but", 而."""
+    for i, token in enumerate(tokens):
+        if token in _CONJUNCTIONS:
+            return tokens[:i]
+    return tokens
+
+
+def _comparable(tokens) -> set[str]:
+    """Tokens as two texts can share them: English content words stemmed (no digits, no single letters: "a = 7"
+    names nothing), Chinese characters that are not function characters; no negation words."""
+    return {t if CJK_CHAR.match(t) else stem(t) for t in tokens
+            if t not in _FUNCTION_ZH and t not in L.NEGATIONS_EN and t not in L.NEGATIONS_ZH
+            and (CJK_CHAR.match(t) or (t not in STOPWORDS and len(t) > 1 and not t.isdigit()))}
 
 
 def _said_nearby(term: str, place: str) -> bool:

@@ -8,12 +8,16 @@ the pair here (tests/test_support.py checks each kind).
 # Words that negate what follows. English contractions are expanded before matching (core of "can't").
 NEGATIONS_EN = frozenset("""not no never none nothing nobody neither nor cannot without lack lacks lacking
 fail fails failed unable instead rather""".split())
-# Chinese negation markers, longest first where one contains another
-NEGATIONS_ZH = ("没有", "并非", "无法", "不能", "不会", "不是", "不可", "不必", "未能", "从未", "毫无", "不", "没", "无", "非",
-                "未")
+# Phrases with a negation word that negate nothing: "no later than" is "by", "not only … but" adds
+NOT_NEGATIONS_EN = ("no later than", "no sooner than", "no more than", "no less than", "no fewer than", "not only",
+                    "not just", "no matter", "no doubt", "not to mention", "nothing but", "not least")
+# Chinese negation markers, longest first where one contains another; 难 ("hard to") negates as 不 does
+# ("RNN 难以捕捉…" says what "RNN 不擅长捕捉…" says)
+NEGATIONS_ZH = ("没有", "并非", "无法", "不能", "不会", "不是", "不可", "不必", "未能", "从未", "毫无", "难以", "不", "没", "无",
+                "非", "未", "难")
 # Words that start with a negation character but negate nothing ("不同" is "different", "非常" "very")
 NOT_NEGATIONS_ZH = ("不同", "不断", "不仅", "不过", "不少", "不久", "不妨", "不管", "不论", "不如", "不但", "不然", "不外",
-                    "不得不", "非常", "无论", "未来", "无数", "无穷", "没错", "并非只", "非但")
+                    "不得不", "非常", "无论", "未来", "无数", "无穷", "没错", "并非只", "非但", "难度", "难道", "难点")
 
 # Opposites a near-miss swaps in: either word of a pair stands for the other's negation.
 ANTONYMS = [
@@ -50,8 +54,12 @@ ZH_NUMERALS = {"零": "0", "一": "1", "二": "2", "两": "2", "三": "3", "四"
 # English number words, read as numbers only before a noun ("three digits", not "the two are equal"); "one"
 # is left out: it is far more often a pronoun ("if you learn one")
 NUMBER_WORDS = {"zero": "0", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
-                "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "twenty": "20", "hundred": "100",
-                "thousand": "1000"}
+                "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "thirteen": "13", "fourteen": "14",
+                "fifteen": "15", "sixteen": "16", "seventeen": "17", "eighteen": "18", "nineteen": "19",
+                "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70",
+                "eighty": "80", "ninety": "90", "hundred": "100", "thousand": "1000"}
+# tens and a unit joined ("fifty-two") are one number; "one" counts here ("twenty-one")
+UNIT_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
 # a month before a day ("March 13") is that month's number, as "3 月 13 日" writes it
 MONTHS = {m: str(i) for i, m in enumerate("january february march april may june july august september october "
                                           "november december".split(), start=1)}

@@ -52,12 +52,45 @@ def test_what_the_passage_says_is_backed(sentence, passage, embedders):
     ("Natural languages were designed by people.", LANGUAGES, "negation"),          # the passage says not
     ("“模型”是指从数据中学得“算法”的具体方法。", ALGORITHM, "order"),                     # the two terms swapped
     ("The important difference is that tuples are mutable.", TUPLES, "opposite"),
-    ("在 RNN 架构中，距离越远的输入之间的关系就越容易被捕捉。", RNN, "substituted"),        # 越难 -> 越容易
+    ("在 RNN 架构中，距离越远的输入之间的关系就越容易被捕捉。", RNN, "negation"),           # 越难 (hard) -> 越容易
     ("上下文学习能力是由 BERT 首次引入的。", ICL, "substituted"),                          # a wrong name
 ])
 def test_a_near_copy_that_changes_one_thing_is_not_backed(sentence, passage, reason, embedders):
     verdict = check(sentence, passage, embedders)
     assert not verdict.supported and verdict.reason == reason, verdict
+
+
+ASSIGNMENT = ("First, equality is a symmetric relationship and assignment is not. But in Python, the statement "
+              "a = 7 is legal and 7 = a is not.")
+UNPACKING = "The number of variables on the left and the number of values on the right have to be the same."
+LORA = "LoRA 使用简单的线性设计，在部署时将可训练矩阵与冻结权重合并，不存在推理延迟。"
+FEATURES = "与过滤式特征选择不考虑后续学习器不同, 包裹式特征选择直接把最终将要使用的学习器的性能作为特征子集的评价准则。"
+
+
+@pytest.mark.parametrize("sentence, passage", [
+    ("The number of variables on the left does not have to match the number of values on the right.", UNPACKING),
+    ("Like equality in mathematics, assignment in Python is a symmetric relationship.", ASSIGNMENT),
+    ("回归任务中标记的所有可能取值可以直接罗列出来。",
+     "由于是连续型，因此标记的所有可能取值无法直接罗列，通常只有取值范围。"),
+    ("递归划分时，离散属性通常可以重复使用。",
+     "递归划分时每次选择一个属性作为划分依据，并且该属性通常不能重复使用（仅针对离散属性）。"),
+])
+def test_a_reworded_claim_negated_against_its_place_is_not_backed(sentence, passage, embedders):
+    verdict = check(sentence, passage, embedders)
+    assert not verdict.supported and verdict.reason == "negation", verdict
+
+
+@pytest.mark.parametrize("sentence, passage", [
+    ("In Python, a = 7 is legal but 7 = a is not.", ASSIGNMENT),          # the "not" of the place's other half
+    ("包裹式特征选择把最终将要使用的学习器的性能作为特征子集的评价准则。", FEATURES),  # 不考虑 is about 过滤式
+    ("部署时 LoRA 可以把可训练矩阵合并进冻结的权重里，因此推理不会变慢。", LORA),      # negated on both sides
+    ("RNN 不擅长捕捉相隔很远的输入之间的关系。", RNN),                                  # 不擅长 says what 越难 says
+    ("The FAA has to receive any comments on the proposed AD no later than September 21, 2020.",
+     "DATES: The FAA must receive comments on this proposed AD by September 21, 2020."),   # "no later than" = by
+    ("A deck has 52 cards.", "There are fifty-two cards in a deck."),
+])
+def test_a_negation_is_read_where_it_reaches(sentence, passage, embedders):
+    assert check(sentence, passage, embedders).supported
 
 
 def test_a_sentence_about_something_else_is_not_backed(embedders):
@@ -71,10 +104,12 @@ def test_reading_a_claim():
     assert numbers_in("It takes three steps and 2.5 s on March 13") == {"3", "2.5", "13"}
     assert numbers_in("the two are equal, and 一般来说 一个模型") == set()       # a pronoun, 一个 = "a"
     assert numbers_in("分成两个子集，做 3 次") == {"2", "3"}
+    assert numbers_in("fifty-two cards in thirteen ranks, twenty one days") == {"52", "13", "21"}
     assert negation_flipped("They were designed by people.", "They were not designed by people.") == ["∅/not"]
     assert negation_flipped("所有可能取值可以直接罗列", "所有可能取值无法直接罗列")
     assert not negation_flipped("the lack of an alert is not unsafe", "lacking an alert is not unsafe")
     assert not negation_flipped("这两种方法相同", "这两种方法不同")                     # 不同 is "different", no negation
+    assert not negation_flipped("训练阶段没有用到标记信息", "训练阶段没用到标记信息")            # one negation each
 
 
 def test_the_labelled_pairs_are_read_and_scored(tmp_path):
