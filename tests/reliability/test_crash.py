@@ -29,7 +29,9 @@ from tests.reliability.note_writer import note_text
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = "crash"
-CHUNKS = {"CHUNK_SIZE": "80", "CHUNK_OVERLAP": "10"}   # ~one chunk a page: many batches, each quick
+# ~one chunk a page, 16 a batch: a 48-page book has several batches, each quick, and little to wait for
+CHUNKS = {"CHUNK_SIZE": "80", "CHUNK_OVERLAP": "10", "EMBEDDING_BATCH_SIZE": "16"}
+BATCH = int(CHUNKS["EMBEDDING_BATCH_SIZE"])
 _PROGRESS = re.compile(r"^([\w-]+): (\d+)/(\d+)$")
 
 
@@ -153,7 +155,7 @@ def removed(report) -> str:
 @pytest.fixture(scope="module")
 def survey_pdf(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("crash") / "survey.pdf"
-    path.write_bytes(large_pdf())
+    path.write_bytes(large_pdf(pages=48))
     return path
 
 
@@ -175,11 +177,11 @@ def test_ingest_killed_at_each_stage_restarts_clean_and_takes_the_file_again(sur
                        f"last progress seen: {run.where()}; {removed(report)}; then {state.summary()}")
 
     run = ingest(survey_pdf, data)
-    assert run.wait_for(lambda r: (e := r.last("embed")) is not None and 64 <= e[0] < e[1]), run.errors
+    assert run.wait_for(lambda r: (e := r.last("embed")) is not None and BATCH <= e[0] < e[1]), run.errors
     run.kill()
     killed_at = run.where()
     report, state = restart(settings)
-    assert report.vectors >= 64 and report.files >= 1 and report.stale_pending == 1, report
+    assert report.vectors >= BATCH and report.files >= 1 and report.stale_pending == 1, report
     assert_consistent(state)
     assert state.documents == [] and state.vectors == 0 and state.files == []
     reliability.record("Crash", "kill -9 during embedding, after some batches",
@@ -192,7 +194,7 @@ def test_ingest_killed_at_each_stage_restarts_clean_and_takes_the_file_again(sur
     report, state = restart(settings)
     assert report.clean, report
     assert_consistent(state)
-    assert state.documents == [doc_id] and state.chunks > 64 and state.files
+    assert state.documents == [doc_id] and state.chunks > 2 * BATCH and state.files
     reliability.record("Crash", "kill -9 right after the rows commit (the same file ingested again)",
                        f"{removed(report)}; {state.summary()}; the document is found by BM25 and dense search")
 
