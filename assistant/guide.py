@@ -152,7 +152,8 @@ def _checked_questions(checker, chapter: GuideChapter, node: OutlineNode, langua
     """The chapter's candidate questions that the answer path (no model) answers, at most MAX_SUGGESTED."""
     kept = []
     pair = compared_pair([(t.term, t.definition) for t in chapter.terms])
-    for question in candidate_questions(language, [t.term for t in chapter.terms], _section_refs(node), pair):
+    for question in candidate_questions(language, [t.term for t in chapter.terms], _section_refs(node), pair,
+                                        SectionRef(node.number, heading_text(node.title))):
         answer = checker.ask(question, mqe=False, hyde=False)
         if answer is not None and not answer.refused:
             kept.append(question)

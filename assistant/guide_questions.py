@@ -14,19 +14,22 @@ import re
 from dataclasses import dataclass
 
 # kind -> template. "define": {term}; "compare": {a}, {b}; "section": {number} (a numbered section);
-# "section_named": {name} (a section without a number, found by its title: rag.scope's "the section on …").
+# "section_named": {name} (a section without a number, found by its title: rag.scope's "the section on …");
+# "chapter": {number} (the chapter itself, when its heading numbers it; else it is named as a section is).
 PHRASINGS: dict[str, dict[str, str]] = {
     "en": {
         "define": "What is {term}?",
         "compare": "What is the difference between {a} and {b}?",
         "section": "Summarize section {number}",
         "section_named": "What does the section on {name} say?",
+        "chapter": "Summarize chapter {number}",
     },
     "zh": {
         "define": "什么是{term}？",
         "compare": "{a}和{b}有什么区别？",
         "section": "总结第{number}节",
         "section_named": "关于{name}的那一节讲了什么？",
+        "chapter": "总结第{number}章",
     },
 }
 # Cached checks are kept under this: a changed phrasing table checks its questions again.
@@ -74,12 +77,17 @@ def compared_pair(definitions: list[tuple[str, str]]) -> tuple[str, str] | None:
 
 
 def candidate_questions(language: str, terms: list[str], sections: list[SectionRef],
-                        pair: tuple[str, str] | None = None) -> list[str]:
-    """The questions to try for a chapter, best first: its first key terms defined, a pair of them compared,
-    then its sections summarized; each question once."""
+                        pair: tuple[str, str] | None = None, chapter: SectionRef | None = None) -> list[str]:
+    """The questions to try for a chapter, best first: the chapter summarized (what a student asks first), its
+    first key terms defined, a pair of them compared, then its sections summarized; each question once."""
     table = phrasings(language)
     zh = language == "zh"
     out: list[str] = []
+    if chapter is not None:
+        if chapter.number and "." not in chapter.number:
+            out.append(table["chapter"].format(number=chapter.number))
+        elif chapter.name:
+            out.append(table["section_named"].format(name=chapter.name))
     for term in terms[:MAX_DEFINITIONS]:
         out.append(table["define"].format(term=term if zh else english_term(term)))
     if pair:

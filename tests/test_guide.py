@@ -84,10 +84,10 @@ def test_every_suggested_question_is_in_the_books_language_and_answered(books):
                 assert bool(CJK_CHAR.search(question)) == (guide.language == "zh"), question
                 result = a.ask_once(question)
                 assert result.route == "documents" and not result.refused, (question, result.text)
-    assert chapter(en, "2").questions[:3] == ["What is a list?", "What is a tuple?",
+    assert chapter(en, "2").questions[:4] == ["Summarize chapter 2", "What is a list?", "What is a tuple?",
                                               "What is the difference between list and tuple?"]
     assert "过拟合和欠拟合有什么区别？" in chapter(zh, "2").questions
-    assert "总结第2.2节" in chapter(zh, "2").questions
+    assert chapter(zh, "2").questions[0] == "总结第2章" and "总结第2.1节" in chapter(zh, "2").questions
     assert len(chapter(en, "1").questions) >= 3 and len(chapter(zh, "2").questions) >= 3
 
 
@@ -146,6 +146,11 @@ def test_candidates_define_compare_then_summarize_sections():
         "What is a list?", "What is a tuple?", "What is the difference between list and tuple?",
         "Summarize section 2.1", "What does the section on Tuples say?"]
     assert candidate_questions("zh", ["过拟合"], [SectionRef("1.2", "假设空间")]) == ["什么是过拟合？", "总结第1.2节"]
+    # the chapter itself first: by its number, or by its name when its heading has none
+    assert candidate_questions("en", [], [], None, SectionRef("4", "Case study"))[0] == "Summarize chapter 4"
+    assert candidate_questions("zh", [], [], None, SectionRef("3", "线性模型")) == ["总结第3章"]
+    assert candidate_questions("en", [], [], None, SectionRef(None, "Background")) == [
+        "What does the section on Background say?"]
     assert compared_pair([("list", "A list is a sequence of values."), ("file", "A file is stored on a disk."),
                           ("tuple", "A tuple is a sequence of values that is immutable.")]) == ("list", "tuple")
     assert compared_pair([("list", "A list is a sequence of values.")]) is None
