@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from assistant.guide_questions import (MAX_SUGGESTED, PHRASINGS_VERSION, SectionRef, candidate_questions,
-                                      compared_pair)
+                                      compared_pair, document_label)
 from core.errors import DocumentError
 from rag.outline import Outline, OutlineNode, chunks_under, heading_text
 from rag.scope import Scope
@@ -94,7 +94,7 @@ def guide_stages(rag, doc_id: str) -> Iterator[DocumentGuide]:
         return
     checker = rag.without_model()
     for node, chapter in pending:
-        chapter.questions = _checked_questions(checker, chapter, node, outline.language)
+        chapter.questions = _checked_questions(checker, chapter, node, outline.language, record)
         rag.store.put_summary(rag.user_id, doc_id, _cache_scope(node), method,
                               json.dumps(chapter.questions, ensure_ascii=False))
         yield guide
@@ -148,17 +148,19 @@ def _section_refs(node: OutlineNode) -> list[SectionRef]:
             if not skipped_section(child.title)]
 
 
-def _checked_questions(checker, chapter: GuideChapter, node: OutlineNode, language: str) -> list[str]:
-    """The chapter's candidate questions that the answer path (no model) answers, at most MAX_SUGGESTED."""
+def _checked_questions(checker, chapter: GuideChapter, node: OutlineNode, language: str, record) -> list[str]:
+    """The chapter's candidate questions that the answer path (no model) answers from this document (the
+    record's), at most MAX_SUGGESTED."""
     kept = []
     pair = compared_pair([(t.term, t.definition) for t in chapter.terms])
     for question in candidate_questions(language, [t.term for t in chapter.terms], _section_refs(node), pair,
-                                        SectionRef(node.number, heading_text(node.title))):
+                                        SectionRef(node.number, heading_text(node.title)),
+                                        document_label(record.name, record.title)):
         answer = checker.ask(question, mqe=False, hyde=False)
-        if answer is not None and not answer.refused:
+        if answer is not None and not answer.refused and any(c.doc_id == record.doc_id for c in answer.citations):
             kept.append(question)
         else:
-            log.info("guide: %r is refused, not suggested", question)
+            log.info("guide: %r is refused or answered from another document, not suggested", question)
         if len(kept) >= MAX_SUGGESTED:
             break
     return kept

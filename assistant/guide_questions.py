@@ -16,20 +16,21 @@ from dataclasses import dataclass
 # kind -> template. "define": {term}; "compare": {a}, {b}; "section": {number} (a numbered section);
 # "section_named": {name} (a section without a number, found by its title: rag.scope's "the section on …");
 # "chapter": {number} (the chapter itself, when its heading numbers it; else it is named as a section is).
+# A numbered chapter or section names its document ({doc}: document_label): every book has a chapter 2.
 PHRASINGS: dict[str, dict[str, str]] = {
     "en": {
         "define": "What is {term}?",
         "compare": "What is the difference between {a} and {b}?",
-        "section": "Summarize section {number}",
+        "section": "Summarize section {number} of {doc}",
         "section_named": "What does the section on {name} say?",
-        "chapter": "Summarize chapter {number}",
+        "chapter": "Summarize chapter {number} of {doc}",
     },
     "zh": {
         "define": "什么是{term}？",
         "compare": "{a}和{b}有什么区别？",
-        "section": "总结第{number}节",
+        "section": "总结《{doc}》第{number}节",
         "section_named": "关于{name}的那一节讲了什么？",
-        "chapter": "总结第{number}章",
+        "chapter": "总结《{doc}》第{number}章",
     },
 }
 # Cached checks are kept under this: a changed phrasing table checks its questions again.
@@ -76,8 +77,21 @@ def compared_pair(definitions: list[tuple[str, str]]) -> tuple[str, str] | None:
     return pair
 
 
+def document_label(name: str, title: str) -> str:
+    """How a question names the document: its title when it has a short one ("Think Python"), else its file
+    name without the extension and separators ("pumpkin book 1.9.9")."""
+    title = " ".join((title or "").split())
+    if 2 <= len(title) <= MAX_LABEL_CHARS:
+        return title
+    return re.sub(r"[_\-]+", " ", name.rsplit(".", 1)[0]).strip() or name
+
+
+MAX_LABEL_CHARS = 40
+
+
 def candidate_questions(language: str, terms: list[str], sections: list[SectionRef],
-                        pair: tuple[str, str] | None = None, chapter: SectionRef | None = None) -> list[str]:
+                        pair: tuple[str, str] | None = None, chapter: SectionRef | None = None,
+                        document: str = "") -> list[str]:
     """The questions to try for a chapter, best first: the chapter summarized (what a student asks first), its
     first key terms defined, a pair of them compared, then its sections summarized; each question once."""
     table = phrasings(language)
@@ -85,7 +99,7 @@ def candidate_questions(language: str, terms: list[str], sections: list[SectionR
     out: list[str] = []
     if chapter is not None:
         if chapter.number and "." not in chapter.number:
-            out.append(table["chapter"].format(number=chapter.number))
+            out.append(table["chapter"].format(number=chapter.number, doc=document))
         elif chapter.name:
             out.append(table["section_named"].format(name=chapter.name))
     for term in terms[:MAX_DEFINITIONS]:
@@ -94,7 +108,7 @@ def candidate_questions(language: str, terms: list[str], sections: list[SectionR
         out.append(table["compare"].format(a=pair[0], b=pair[1]))
     for section in sections:
         if section.number and "." in section.number:
-            out.append(table["section"].format(number=section.number))
+            out.append(table["section"].format(number=section.number, doc=document))
         elif section.name:
             out.append(table["section_named"].format(name=section.name))
     return list(dict.fromkeys(out))[:MAX_CANDIDATES]

@@ -11,7 +11,8 @@ import re
 import pytest
 
 from assistant import guide as G
-from assistant.guide_questions import PHRASINGS, SectionRef, candidate_questions, compared_pair, english_term
+from assistant.guide_questions import (PHRASINGS, SectionRef, candidate_questions, compared_pair, document_label,
+                                      english_term)
 from core.text import CJK_CHAR
 from tests.test_shapes import BOOK, BOOK_ZH
 
@@ -84,10 +85,11 @@ def test_every_suggested_question_is_in_the_books_language_and_answered(books):
                 assert bool(CJK_CHAR.search(question)) == (guide.language == "zh"), question
                 result = a.ask_once(question)
                 assert result.route == "documents" and not result.refused, (question, result.text)
-    assert chapter(en, "2").questions[:4] == ["Summarize chapter 2", "What is a list?", "What is a tuple?",
+    assert chapter(en, "2").questions[:4] == ["Summarize chapter 2 of Learning Python", "What is a list?", "What is a tuple?",
                                               "What is the difference between list and tuple?"]
     assert "过拟合和欠拟合有什么区别？" in chapter(zh, "2").questions
-    assert chapter(zh, "2").questions[0] == "总结第2章" and "总结第2.1节" in chapter(zh, "2").questions
+    assert chapter(zh, "2").questions[0] == "总结《机器学习笔记》第2章"
+    assert "总结《机器学习笔记》第2.1节" in chapter(zh, "2").questions
     assert len(chapter(en, "1").questions) >= 3 and len(chapter(zh, "2").questions) >= 3
 
 
@@ -97,7 +99,7 @@ def test_a_refused_question_is_not_suggested(books):
     node = next(n for n in a.rag.document_outline(en.doc_id).outline.chapters() if n.number == "2")
     made_up = G.GuideChapter(ch.title, ch.number, None, None, [], "", [],
                              [G.GuideTerm("quaternion", "", None), G.GuideTerm("tuple", ch.terms[1].definition, None)])
-    kept = G._checked_questions(a.rag.without_model(), made_up, node, "en")
+    kept = G._checked_questions(a.rag.without_model(), made_up, node, "en", a.rag.get_document(en.doc_id))
     assert "What is a quaternion?" not in kept and "What is a tuple?" in kept
 
 
@@ -128,8 +130,13 @@ def test_each_phrasing_is_read_as_it_is_meant(books, language):
     assert plan.kind != "summarize" and plan.scope is None and plan.language == language
     plan = a.rag.plan(table["compare"].format(a=x, b=y))
     assert plan.kind == "compare" and plan.sides == (x, y)
-    plan = a.rag.plan(table["section"].format(number=section))
-    assert plan.summarizes and plan.scope.node.number == section and plan.scope.doc_id == guide.doc_id
+    other = en if guide is zh else zh                     # both books have a section 2.1 and a chapter 2
+    for book in (guide, other):                           # the one the question names is the one summarized
+        label = document_label(book.name, book.title)
+        plan = a.rag.plan(table["section"].format(number=section, doc=label))
+        assert plan.summarizes and plan.scope.node.number == section and plan.scope.doc_id == book.doc_id, label
+        plan = a.rag.plan(table["chapter"].format(number="2", doc=label))
+        assert plan.summarizes and plan.scope.node.number == "2" and plan.scope.doc_id == book.doc_id, label
     name = chapter(guide, "2").sections[1].title.split(" ", 1)[1]       # "Tuples", "评估方法"
     plan = a.rag.plan(table["section_named"].format(name=name))
     assert plan.summarizes and plan.scope.node.title.endswith(name)
@@ -142,13 +149,20 @@ def test_english_terms_take_an_article_where_one_is_needed():
 
 def test_candidates_define_compare_then_summarize_sections():
     sections = [SectionRef("2.1", "Lists"), SectionRef(None, "Tuples")]
-    assert candidate_questions("en", ["list", "tuple", "recursion"], sections, ("list", "tuple")) == [
+    assert candidate_questions("en", ["list", "tuple", "recursion"], sections, ("list", "tuple"),
+                               document="Think Python") == [
         "What is a list?", "What is a tuple?", "What is the difference between list and tuple?",
-        "Summarize section 2.1", "What does the section on Tuples say?"]
-    assert candidate_questions("zh", ["过拟合"], [SectionRef("1.2", "假设空间")]) == ["什么是过拟合？", "总结第1.2节"]
+        "Summarize section 2.1 of Think Python", "What does the section on Tuples say?"]
+    assert candidate_questions("zh", ["过拟合"], [SectionRef("1.2", "假设空间")], document="南瓜书") == [
+        "什么是过拟合？", "总结《南瓜书》第1.2节"]
     # the chapter itself first: by its number, or by its name when its heading has none
-    assert candidate_questions("en", [], [], None, SectionRef("4", "Case study"))[0] == "Summarize chapter 4"
-    assert candidate_questions("zh", [], [], None, SectionRef("3", "线性模型")) == ["总结第3章"]
+    assert candidate_questions("en", [], [], None, SectionRef("4", "Case study"), "Think Python")[0] == \
+        "Summarize chapter 4 of Think Python"
+    assert candidate_questions("zh", [], [], None, SectionRef("3", "线性模型"), "南瓜书") == ["总结《南瓜书》第3章"]
+    # a question names the document by its short title, else by its file name
+    assert document_label("thinkpython2.pdf", "Think Python") == "Think Python"
+    assert document_label("pumpkin_book_1.9.9.pdf", "") == "pumpkin book 1.9.9"
+    assert document_label("notes.md", "x" * 80) == "notes"
     assert candidate_questions("en", [], [], None, SectionRef(None, "Background")) == [
         "What does the section on Background say?"]
     assert compared_pair([("list", "A list is a sequence of values."), ("file", "A file is stored on a disk."),
