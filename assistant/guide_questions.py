@@ -37,6 +37,10 @@ PHRASINGS: dict[str, dict[str, str]] = {
 PHRASINGS_VERSION = hashlib.sha1(json.dumps(PHRASINGS, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:8]
 
 MAX_DEFINITIONS = 2        # "What is X?" questions per chapter, its first (best) key terms
+# Two definitions must share this much of their words (Jaccard, the terms left out) for their terms to be
+# compared: "list" / "tuple" (both "a sequence of values") 0.67; "keyword argument" / "interface" share a word
+# or two of twenty, and a learner would not ask for that difference
+MIN_PAIR_OVERLAP = 0.25
 MAX_CANDIDATES = 7         # proposed per chapter; the guide keeps at most MAX_SUGGESTED of those answered
 MAX_SUGGESTED = 5
 
@@ -65,14 +69,14 @@ def english_term(term: str) -> str:
 def compared_pair(definitions: list[tuple[str, str]]) -> tuple[str, str] | None:
     """Two key terms worth setting side by side, from (term, the sentence defining it): the pair whose
     definitions share the most words besides the terms ("list" and "tuple": both "a sequence of values");
-    None when no two definitions share a word."""
+    None when no two share at least MIN_PAIR_OVERLAP of their words."""
     from rag.evidence import terms_of
     words = [(term, set(terms_of(sentence)) - set(terms_of(term))) for term, sentence in definitions]
-    best, pair = 0.0, None
+    best, pair = MIN_PAIR_OVERLAP, None
     for i, (a, wa) in enumerate(words):
         for b, wb in words[i + 1:]:
             shared = len(wa & wb) / (len(wa | wb) or 1)
-            if shared > best:
+            if shared >= best and (pair is None or shared > best):
                 best, pair = shared, (a, b)
     return pair
 

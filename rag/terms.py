@@ -173,7 +173,7 @@ def defined_term(sentence: str) -> str | None:
     if detect_language(sentence) == "zh":
         for pattern in (_ZH_COLON, _ZH_DEFINED, _ZH_CALLED):
             m = pattern.search(sentence)
-            if m and not _ZH_NOT_TERMS.match(m.group("term")):
+            if m and not _ZH_NOT_TERMS.match(m.group("term")) and zh_term_ok(m.group("term")):
                 return m.group("term")
         return None
     for pattern in (_EN_CALLED, _EN_MEANS, _EN_DEFINED):
@@ -182,6 +182,30 @@ def defined_term(sentence: str) -> str | None:
         if term and en_term_ok(term):
             return term.strip()
     return None
+
+
+# jieba's tags of words that never end a term: adverbs, pronouns, conjunctions, prepositions, particles
+# ("通常这", "由于每个字符都", "涌现能力可以", "是不相关的"); nor start one, but for a one-character adverb or
+# particle that is a prefix ("正空间", "过拟合"); a term never holds 是 or 的 as a word ("是指模型输入的",
+# "利普希茨常数的实数"): the pattern ran past the name into the sentence
+_ZH_EDGE_TAGS = ("d", "r", "c", "p", "u")
+_ZH_PREFIX_TAGS = ("d", "u")
+_ZH_INNER_WORDS = {"是", "的", "即", "就", "都", "也"}
+# what a colon follows that is not a term ("注意：", "提示：")
+_ZH_NOTE_WORDS = {"注意", "提示", "说明", "备注", "注", "例如", "比如", "其中", "总结", "小结"}
+
+
+def zh_term_ok(term: str) -> bool:
+    """A Chinese name a definition pattern found is a term, not a stretch of the sentence around it."""
+    import jieba.posseg
+    if term in _ZH_NOTE_WORDS:
+        return False
+    words = [(w.word, w.flag) for w in jieba.posseg.cut(term)]
+    if not words or any(word in _ZH_INNER_WORDS for word, _ in words):
+        return False
+    (first, first_tag), (_, last_tag) = words[0], words[-1]
+    starts_badly = first_tag.startswith(_ZH_EDGE_TAGS) and not (len(first) == 1 and first_tag.startswith(_ZH_PREFIX_TAGS))
+    return not (starts_badly or last_tag.startswith(_ZH_EDGE_TAGS))
 
 
 def en_term_ok(term: str) -> bool:

@@ -168,6 +168,10 @@ def test_candidates_define_compare_then_summarize_sections():
     assert compared_pair([("list", "A list is a sequence of values."), ("file", "A file is stored on a disk."),
                           ("tuple", "A tuple is a sequence of values that is immutable.")]) == ("list", "tuple")
     assert compared_pair([("list", "A list is a sequence of values.")]) is None
+    # definitions that share a word or two are not worth comparing (Think Python's glossary)
+    assert compared_pair([("keyword argument", "An argument that includes the name of the parameter as a keyword."),
+                          ("interface", "A description of how to use a function, including the name and "
+                                        "descriptions of the arguments and return value.")]) is None
 
 
 def test_the_guide_shows_document_text_as_text_never_as_html():
@@ -224,3 +228,16 @@ def test_each_outline_entry_opens_where_it_starts(books, tmp_path):
     assert [(c.title, c.place.page_start) for c in guide.chapters] == [("Chapter 1 Values", 1), ("Chapter 2 Lists", 3)]
     page = a.render_source(guide.chapters[1].place)
     assert page.page == 3 and guide.chapters[1].place.quote.startswith("A list is a sequence")
+
+
+@pytest.mark.parametrize("sentence, term", [
+    ("过拟合是指学习器把训练样本自身的特点当作了所有样本都会具有的一般性质。", "过拟合"),
+    ("正空间是指超平面法向量所指向的那一侧。", "正空间"),
+    ("注意：这里的损失函数是凸函数。", None),                          # a note, not a term
+    ("通常这是一种在训练集上表现很好的模型。", None),                     # an adverb and a pronoun
+    ("涌现能力可以是指模型规模变大后突然出现的能力。", None),              # the pattern ran into the sentence
+    ("满足该条件的数称为利普希茨常数的实数。", None),                     # "X 的 Y" is a phrase, not a name
+])
+def test_a_chinese_key_term_is_a_name_not_a_stretch_of_its_sentence(sentence, term):
+    from rag.terms import defined_term
+    assert defined_term(sentence) == term
