@@ -155,7 +155,8 @@ def _checked_questions(checker, chapter: GuideChapter, node: OutlineNode, langua
     pair = compared_pair([(t.term, t.definition) for t in chapter.terms])
     for question in candidate_questions(language, [t.term for t in chapter.terms], _section_refs(node), pair,
                                         SectionRef(node.number, heading_text(node.title)),
-                                        document_label(record.name, record.title)):
+                                        document_label(record.name, record.title),
+                                        {t.term: t.definition for t in chapter.terms}):
         answer = checker.ask(question, mqe=False, hyde=False)
         if answer is not None and not answer.refused and any(c.doc_id == record.doc_id for c in answer.citations):
             kept.append(question)

@@ -13,13 +13,15 @@ import json
 import re
 from dataclasses import dataclass
 
-# kind -> template. "define": {term}; "compare": {a}, {b}; "section": {number} (a numbered section);
+# kind -> template. "define": {term} (a thing); "define_word": {term} (a word the book defines as a quality or an
+# action: "deterministic: Pertaining to …", "encode: To represent …"); "compare": {a}, {b}; "section": {number} (a numbered section);
 # "section_named": {name} (a section without a number, found by its title: rag.scope's "the section on …");
 # "chapter": {number} (the chapter itself, when its heading numbers it; else it is named as a section is).
 # A numbered chapter or section names its document ({doc}: document_label): every book has a chapter 2.
 PHRASINGS: dict[str, dict[str, str]] = {
     "en": {
         "define": "What is {term}?",
+        "define_word": "What does {term} mean?",
         "compare": "What is the difference between {a} and {b}?",
         "section": "Summarize section {number} of {doc}",
         "section_named": "What does the section on {name} say?",
@@ -27,6 +29,7 @@ PHRASINGS: dict[str, dict[str, str]] = {
     },
     "zh": {
         "define": "什么是{term}？",
+        "define_word": "{term}是什么意思？",
         "compare": "{a}和{b}有什么区别？",
         "section": "总结《{doc}》第{number}节",
         "section_named": "关于{name}的那一节讲了什么？",
@@ -37,6 +40,9 @@ PHRASINGS: dict[str, dict[str, str]] = {
 PHRASINGS_VERSION = hashlib.sha1(json.dumps(PHRASINGS, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:8]
 
 MAX_DEFINITIONS = 2        # "What is X?" questions per chapter, its first (best) key terms
+# How a definition of a quality or an action starts: its term is asked about as a word ("What does
+# deterministic mean?"), not as a thing ("What is a deterministic?")
+WORD_SENSE_OPENINGS = ("pertaining to", "relating to", "related to", "describing", "to ")
 # Two definitions must share this much of their words (Jaccard, the terms left out) for their terms to be
 # compared: "list" / "tuple" (both "a sequence of values") 0.67; "keyword argument" / "interface" share a word
 # or two of twenty, and a learner would not ask for that difference
@@ -93,9 +99,14 @@ def document_label(name: str, title: str) -> str:
 MAX_LABEL_CHARS = 40
 
 
+def defines_a_word(definition: str) -> bool:
+    """The definition is of a quality or an action (WORD_SENSE_OPENINGS), not of a thing."""
+    return definition.strip().lower().startswith(WORD_SENSE_OPENINGS)
+
+
 def candidate_questions(language: str, terms: list[str], sections: list[SectionRef],
                         pair: tuple[str, str] | None = None, chapter: SectionRef | None = None,
-                        document: str = "") -> list[str]:
+                        document: str = "", definitions: dict[str, str] | None = None) -> list[str]:
     """The questions to try for a chapter, best first: the chapter summarized (what a student asks first), its
     first key terms defined, a pair of them compared, then its sections summarized; each question once."""
     table = phrasings(language)
@@ -107,7 +118,10 @@ def candidate_questions(language: str, terms: list[str], sections: list[SectionR
         elif chapter.name:
             out.append(table["section_named"].format(name=chapter.name))
     for term in terms[:MAX_DEFINITIONS]:
-        out.append(table["define"].format(term=term if zh else english_term(term)))
+        if defines_a_word((definitions or {}).get(term, "")):
+            out.append(table["define_word"].format(term=term))
+        else:
+            out.append(table["define"].format(term=term if zh else english_term(term)))
     if pair:
         out.append(table["compare"].format(a=pair[0], b=pair[1]))
     for section in sections:

@@ -126,8 +126,9 @@ def test_each_phrasing_is_read_as_it_is_meant(books, language):
     a, en, zh = books
     guide, (x, y), section = (zh, ("过拟合", "欠拟合"), "2.1") if language == "zh" else (en, ("list", "tuple"), "2.1")
     table = PHRASINGS[language]
-    plan = a.rag.plan(table["define"].format(term=x))
-    assert plan.kind != "summarize" and plan.scope is None and plan.language == language
+    for phrasing in ("define", "define_word"):
+        plan = a.rag.plan(table[phrasing].format(term=x))
+        assert plan.kind != "summarize" and plan.scope is None and plan.language == language, phrasing
     plan = a.rag.plan(table["compare"].format(a=x, b=y))
     assert plan.kind == "compare" and plan.sides == (x, y)
     other = en if guide is zh else zh                     # both books have a section 2.1 and a chapter 2
@@ -168,6 +169,11 @@ def test_candidates_define_compare_then_summarize_sections():
     assert compared_pair([("list", "A list is a sequence of values."), ("file", "A file is stored on a disk."),
                           ("tuple", "A tuple is a sequence of values that is immutable.")]) == ("list", "tuple")
     assert compared_pair([("list", "A list is a sequence of values.")]) is None
+    # a quality or an action is asked about as a word (Think Python's glossary)
+    assert candidate_questions("en", ["deterministic", "encode", "tuple"], [], definitions={
+        "deterministic": "Pertaining to a program that does the same thing each time it runs.",
+        "encode": "To represent one set of values using another set of values.",
+        "tuple": "An immutable sequence of elements."}) == ["What does deterministic mean?", "What does encode mean?"]
     # definitions that share a word or two are not worth comparing (Think Python's glossary)
     assert compared_pair([("keyword argument", "An argument that includes the name of the parameter as a keyword."),
                           ("interface", "A description of how to use a function, including the name and "
