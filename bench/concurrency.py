@@ -4,10 +4,11 @@
 One process, as the app runs: a PDFLearningAssistant per user. User "reader-k" (k = 1..N) each have a
 small notes document and ask questions about it in a loop; user "ingester" loads the book. The script
 measures the readers' questions twice, without and during the ingest, and prints p50/p95 and errors.
-No LLM (extractive answers): the figures measure retrieval, evidence and locks, not a language model,
-which answers one person at a time by design (the others see their passages and a queue notice).
+No LLM by default (extractive answers): the figures measure retrieval, evidence and locks. With `--llm local`
+the packaged model writes every answer, one person at a time by design: the others see their passages and a
+queue notice, so the script prints when the passages came (the first SourcesEvent) beside when the answer did.
 
-    python bench/concurrency.py [--readers 10] [--book PATH] [--quiet-seconds 30]
+    python bench/concurrency.py [--readers 10] [--book PATH] [--quiet-seconds 30] [--llm none|local]
 """
 from __future__ import annotations
 
@@ -46,26 +47,38 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def ask_in_a_loop(assistant, stop: threading.Event, seconds: list[float], errors: list[str]) -> None:
+def ask_in_a_loop(assistant, stop: threading.Event, seconds: list[float], errors: list[str],
+                  passages: list[float]) -> None:
+    from assistant.types import AskResult
+    from rag.types import SourcesEvent
     i = 0
     while not stop.is_set():
         started = time.perf_counter()
+        shown = None
         try:
-            result = assistant.ask_once(QUESTIONS[i % len(QUESTIONS)])
-            if not result.citations:
-                errors.append(f"no citation for {result.question!r}")
+            result = None
+            for item in assistant.ask(QUESTIONS[i % len(QUESTIONS)], session_id=f"bench-{i}"):
+                if isinstance(item, SourcesEvent) and shown is None:
+                    shown = time.perf_counter() - started
+                elif isinstance(item, AskResult):
+                    result = item
+            if result is None or not result.citations:
+                errors.append(f"no citation for {QUESTIONS[i % len(QUESTIONS)]!r}")
         except AssistantError as exc:
             errors.append(str(exc))
         seconds.append(time.perf_counter() - started)
+        passages.append(shown if shown is not None else seconds[-1])
         i += 1
 
 
-def measure(readers: list, stop_when) -> tuple[list[float], list[str]]:
-    """Every reader asks in its own thread until `stop_when()` returns (it blocks)."""
+def measure(readers: list, stop_when) -> tuple[list[float], list[str], list[float]]:
+    """Every reader asks in its own thread until `stop_when()` returns (it blocks): the answers' seconds, the
+    errors, and the seconds until each question's passages were shown."""
     stop = threading.Event()
     seconds: list[float] = []
     errors: list[str] = []
-    threads = [threading.Thread(target=ask_in_a_loop, args=(a, stop, seconds, errors)) for a in readers]
+    passages: list[float] = []
+    threads = [threading.Thread(target=ask_in_a_loop, args=(a, stop, seconds, errors, passages)) for a in readers]
     for thread in threads:
         thread.start()
     try:
@@ -74,13 +87,14 @@ def measure(readers: list, stop_when) -> tuple[list[float], list[str]]:
         stop.set()
         for thread in threads:
             thread.join()
-    return seconds, errors
+    return seconds, errors, passages
 
 
-def report(label: str, seconds: list[float], errors: list[str], extra: str = "") -> None:
+def report(label: str, seconds: list[float], errors: list[str], passages: list[float], extra: str = "") -> None:
     print(f"{label:<28} questions {len(seconds):>4}  p50 {percentile(seconds, 0.5):6.2f} s  "
           f"p95 {percentile(seconds, 0.95):6.2f} s  max {max(seconds, default=float('nan')):6.2f} s  "
           f"errors {len(errors)}{extra}")
+    print(f"{'':<28} passages shown after p50 {percentile(passages, 0.5):6.2f} s  p95 {percentile(passages, 0.95):6.2f} s")
     for message in errors[:3]:
         print(f"    {message}")
 
@@ -90,13 +104,15 @@ def main() -> None:
     parser.add_argument("--readers", type=int, default=10)
     parser.add_argument("--book", type=Path, default=BOOK)
     parser.add_argument("--quiet-seconds", type=float, default=30.0, help="length of the baseline without ingest")
+    parser.add_argument("--llm", choices=("none", "local"), default="none",
+                        help="who writes the answers: nobody (extractive) or the packaged local model")
     args = parser.parse_args()
     if not args.book.is_file():
         raise SystemExit(f"{args.book} is missing: pass --book with a PDF of a few hundred pages")
 
     from assistant import get_assistant
     with tempfile.TemporaryDirectory(prefix="bench-concurrency-") as tmp:
-        settings = Settings(_env_file=None, data_dir=Path(tmp), llm_backend="none")
+        settings = Settings(_env_file=None, data_dir=Path(tmp), llm_backend=args.llm)
         readers = []
         for k in range(1, args.readers + 1):
             a = get_assistant(f"reader-{k}", settings)
@@ -107,8 +123,8 @@ def main() -> None:
         ingester.warm_up()
         print(f"{args.readers} readers, each asking in a loop; book: {args.book.name}")
 
-        quiet, quiet_errors = measure(readers, lambda: time.sleep(args.quiet_seconds))
-        report("without ingest", quiet, quiet_errors)
+        quiet, quiet_errors, quiet_passages = measure(readers, lambda: time.sleep(args.quiet_seconds))
+        report("without ingest", quiet, quiet_errors, quiet_passages)
 
         outcome: dict = {}
 
@@ -117,8 +133,8 @@ def main() -> None:
             loaded = ingester.load_document(args.book)
             outcome.update(seconds=time.perf_counter() - started, chunks=loaded.chunks)
 
-        busy, busy_errors = measure(readers, ingest)
-        report("while one user ingests", busy, busy_errors,
+        busy, busy_errors, busy_passages = measure(readers, ingest)
+        report("while one user ingests", busy, busy_errors, busy_passages,
                f"  (ingest {outcome.get('seconds', float('nan')):.0f} s, {outcome.get('chunks', 0)} chunks)")
         print(f"slowdown p50 x{statistics.median(busy) / statistics.median(quiet):.2f}")
 
