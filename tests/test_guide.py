@@ -194,6 +194,10 @@ def test_the_guide_shows_document_text_as_text_never_as_html():
     assert "pp. 3-5" in shown and "[1] book.pdf · p. 3" in shown and "<strong>Values</strong>" in shown
     assert question_samples(G.DocumentGuide("d", "b", "t", "en", [chapter])) == (
         [[f"1 · What is {hostile}?"]], [f"What is {hostile}?"])
+    # a chapter of tables or code only: a sentence saying so, not its heading with nothing after it
+    bare = G.GuideChapter("2. 分章环境说明", "2", None, None, [], "**2. 分章环境说明**：", [], [], [])
+    shown = guide_html(None, G.DocumentGuide("d", "b.md", "t", "zh", [bare]))
+    assert "no sentences to summarize" in shown and "分章环境说明**" not in shown
 
 
 def test_the_guide_evaluation_measures_coverage_and_writes_the_suggested_questions(tmp_path):

@@ -48,7 +48,10 @@ def chapter_html(request, chapter: GuideChapter, *, open_: bool, standing=None, 
                            f'</span>' if s.page_start is not None else "") + "</li>" for s in chapter.sections)
         out.append(f'<div class="guide-label">{html.escape(t(request, "guide_sections"))}</div>'
                    f'<ul class="guide-sections">{items}</ul>')
-    if chapter.summary:
+    if chapter.summary and not chapter.citations:          # nothing but its heading: tables, code or a list only
+        out.append(f'<div class="guide-label">{html.escape(t(request, "guide_summary"))}</div>'
+                   f'<p class="guide-pending">{html.escape(t(request, "guide_no_summary"))}</p>')
+    elif chapter.summary:
         out.append(f'<div class="guide-label">{html.escape(t(request, "guide_summary"))}</div>'
                    f'<div class="guide-summary">{markdown_html(chapter.summary)}</div>')
         sources = "".join(f'<li>{html.escape(citation_label(request, c))} — <q>{html.escape(short(c.quote, 140))}</q></li>'
