@@ -73,18 +73,47 @@ def english_term(term: str) -> str:
 
 
 def compared_pair(definitions: list[tuple[str, str]]) -> tuple[str, str] | None:
-    """Two key terms worth setting side by side, from (term, the sentence defining it): the pair whose
-    definitions share the most words besides the terms ("list" and "tuple": both "a sequence of values");
-    None when no two share at least MIN_PAIR_OVERLAP of their words."""
+    """Two key terms worth setting side by side, from (term, the sentence defining it): of the siblings (kinds
+    of one thing, `_siblings`), the pair whose definitions share the most words besides the terms ("list" and
+    "tuple": both "a sequence of values"); None when no two share at least MIN_PAIR_OVERLAP of their words."""
     from rag.evidence import terms_of
     words = [(term, set(terms_of(sentence)) - set(terms_of(term))) for term, sentence in definitions]
+    kinds = {term: genus(sentence) for term, sentence in definitions}
     best, pair = MIN_PAIR_OVERLAP, None
     for i, (a, wa) in enumerate(words):
         for b, wb in words[i + 1:]:
+            if not _siblings(a, b, kinds):
+                continue
             shared = len(wa & wb) / (len(wa | wb) or 1)
             if shared >= best and (pair is None or shared > best):
                 best, pair = shared, (a, b)
     return pair
+
+
+# Where the noun an English definition starts with ends: "A path| that starts …", "A function| that does not …",
+# "A variable| defined inside …", "A sequence| of values"
+_GENUS_END = re.compile(r"\b(?:that|which|who|whose|where|when|of|in|for|to|with|between|by|from|on|as|and|or)\b|"
+                        r"\b\w+(?:ed|ing)\b|[,.;:(]")
+
+
+def genus(definition: str) -> str | None:
+    """The kind of thing an English definition says its term is ("A relative path: A path that starts …" ->
+    "path"); None for a Chinese one or a definition that does not start with "a"/"an"/"the"."""
+    m = re.match(r"\s*(?:an?|the|one of the)\s+(.*)", definition, re.IGNORECASE)
+    if not m:
+        return None
+    head = _GENUS_END.split(m.group(1), maxsplit=1)[0].split()
+    return head[-1].lower().rstrip("s") if head else None
+
+
+def _siblings(a: str, b: str, kinds: dict[str, str | None]) -> bool:
+    """Two terms a learner would set side by side: kinds of one thing ("relative path" and "absolute path",
+    "pure function" and "modifier": both functions), or, where the definitions do not say their kind (Chinese),
+    any two."""
+    if kinds.get(a) is None and kinds.get(b) is None:
+        return True
+    shares_a_word = bool(set(a.lower().split()) & set(b.lower().split()))
+    return shares_a_word or (kinds.get(a) is not None and kinds.get(a) == kinds.get(b))
 
 
 def document_label(name: str, title: str) -> str:

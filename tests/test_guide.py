@@ -174,6 +174,12 @@ def test_candidates_define_compare_then_summarize_sections():
         "deterministic": "Pertaining to a program that does the same thing each time it runs.",
         "encode": "To represent one set of values using another set of values.",
         "tuple": "An immutable sequence of elements."}) == ["What does deterministic mean?", "What does encode mean?"]
+    # kinds of one thing are compared; a variable and "something a variable can refer to" are not
+    assert compared_pair([("object", "Something a variable can refer to."),
+                          ("counter", "A variable used to count something, usually initialized to zero."),
+                          ("pure function", "A function that does not modify any of the objects it receives."),
+                          ("modifier", "A function that changes one or more of the objects it receives.")]) == \
+        ("pure function", "modifier")
     # definitions that share a word or two are not worth comparing (Think Python's glossary)
     assert compared_pair([("keyword argument", "An argument that includes the name of the parameter as a keyword."),
                           ("interface", "A description of how to use a function, including the name and "
