@@ -71,6 +71,16 @@ def section_hit(cid: str, text: str, heading: str = "预训练"):
     return SearchHit(chunk=chunk, doc_name="notes.md", doc_title="notes", score=1.0, rank=1)
 
 
+def asked_alone(tmp_path, book: str, question: str, *, title: str = "Practical Python",
+                name: str = "practical-python.md"):
+    """The answer, with no model, to `question` about `book` (Markdown), the only document of a new library."""
+    from core.settings import Settings
+    from rag.tool import RAGTool
+    tool = RAGTool("learner", Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none"))
+    tool.add_text(book, title=title, name=name)
+    return tool.ask(question)
+
+
 def test_a_chunk_is_continued_to_the_end_of_its_section_with_its_pages():
     # three pages, the section running over all of them; chunks much smaller than the section
     parts = ["# Notes\n\n## Part A\n\n" + " ".join(f"Alpha sentence {i} is here." for i in range(30)),
@@ -152,14 +162,11 @@ def test_an_explanation_goes_on_past_the_code_after_its_first_sentence(library):
 
 def test_a_comparison_side_goes_on_only_up_to_the_other_sides_sentence(tmp_path):
     """Each side shows what follows its sentence, but not the other side's sentence a second time."""
-    from core.settings import Settings
-    from rag.tool import RAGTool
-    tool = RAGTool("learner", Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none"))
-    tool.add_text("# Sequences\n\n## Lists and tuples\n\nA list is a mutable sequence: you can change, add and remove "
-                  "its items after it is created. A tuple is an immutable sequence: once a tuple is created, its "
-                  "items cannot be changed. Use a tuple for a record whose fields stay fixed.\n",
-                  title="Sequences", name="sequences.md")
-    answer = tool.ask("What is the difference between a list and a tuple?")
+    answer = asked_alone(tmp_path, "# Sequences\n\n## Lists and tuples\n\nA list is a mutable sequence: you can change, "
+                         "add and remove its items after it is created. A tuple is an immutable sequence: once a "
+                         "tuple is created, its items cannot be changed. Use a tuple for a record whose fields stay "
+                         "fixed.\n", "What is the difference between a list and a tuple?",
+                         title="Sequences", name="sequences.md")
     assert answer.kind == "compare" and "**list**: " in answer.text and "**tuple**: " in answer.text
     assert answer.text.count("once a tuple is created") == 1, answer.text
 
@@ -252,14 +259,10 @@ Functions that work with several types are called polymorphic.
 def test_a_sentence_pointing_back_at_code_shows_that_code(tmp_path):
     """"This operation is called a type-based dispatch" matches the question; the method it names is above it,
     behind two sentences: the answer shows the method with them."""
-    from core.settings import Settings
-    from rag.tool import RAGTool
     from rag.worked import refers_back
     assert refers_back("This operation is called a type-based dispatch.") and refers_back("这段代码定义了一个类。")
     assert not refers_back("Operations like this are rare.")
-    tool = RAGTool("learner", Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none"))
-    tool.add_text(DISPATCH_BOOK, title="Practical Python", name="practical-python.md")
-    answer = tool.ask("Show me the book's example of a type-based dispatch.")
+    answer = asked_alone(tmp_path, DISPATCH_BOOK, "Show me the book's example of a type-based dispatch.")
     assert not answer.refused
     text = answer.text
     assert "def __add__(self, other):" in text and "return self.increment(other)" in text, text
@@ -361,11 +364,7 @@ Breaking a large program into smaller functions creates natural checkpoints for 
 def test_a_sentence_pointing_back_past_a_run_shows_the_program_it_ran(tmp_path):
     """"This program demonstrates … a guardian" comes after a run at the prompt (">>> print(factorial(-2))"): the
     program it names is the function defined above the run, and the answer shows it."""
-    from core.settings import Settings
-    from rag.tool import RAGTool
-    tool = RAGTool("learner", Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none"))
-    tool.add_text(GUARDIAN_BOOK, title="Practical Python", name="practical-python.md")
-    answer = tool.ask("What is a 'guardian' in the section about checking types?")
+    answer = asked_alone(tmp_path, GUARDIAN_BOOK, "What is a 'guardian' in the section about checking types?")
     assert not answer.refused
     text = answer.text
     assert "if not isinstance(n, int):" in text and ">>> print(factorial(-2))" in text, text
