@@ -40,14 +40,14 @@ def section_shown(chapter: GuideChapter, title: str) -> bool:
 
 def coverage(guide: DocumentGuide) -> dict:
     sections = [(c, s) for c in guide.chapters for s in c.sections if not skipped_section(s.title)]
-    shown = sum(1 for c, s in sections if section_shown(c, s.title))
+    missing = [s.title for c, s in sections if not section_shown(c, s.title)]
+    shown = len(sections) - len(missing)
     return {"doc": guide.name, "language": guide.language, "chapters": len(guide.chapters),
             "chapters_without_summary": sum(1 for c in guide.chapters if not _CITED.search(c.summary)),
             "sections": len(sections), "sections_shown": shown,
             "section_coverage": round(shown / len(sections), 4) if sections else None,
             "terms": sum(len(c.terms) for c in guide.chapters),
-            "questions": sum(len(c.questions or []) for c in guide.chapters),
-            "missing": [s.title for c, s in sections if not section_shown(c, s.title)][:10]}
+            "questions": sum(len(c.questions or []) for c in guide.chapters), "missing": missing[:10]}
 
 
 def question_rows(guide: DocumentGuide) -> list[dict]:

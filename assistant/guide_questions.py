@@ -79,13 +79,11 @@ def compared_pair(definitions: list[tuple[str, str]]) -> tuple[str, str] | None:
     from rag.evidence import terms_of
     words = [(term, set(terms_of(sentence)) - set(terms_of(term))) for term, sentence in definitions]
     kinds = {term: genus(sentence) for term, sentence in definitions}
-    best, pair = MIN_PAIR_OVERLAP, None
+    best, pair = 0.0, None
     for i, (a, wa) in enumerate(words):
         for b, wb in words[i + 1:]:
-            if not _siblings(a, b, kinds):
-                continue
             shared = len(wa & wb) / (len(wa | wb) or 1)
-            if shared >= best and (pair is None or shared > best):
+            if shared >= MIN_PAIR_OVERLAP and shared > best and _siblings(a, b, kinds):
                 best, pair = shared, (a, b)
     return pair
 
@@ -116,6 +114,9 @@ def _siblings(a: str, b: str, kinds: dict[str, str | None]) -> bool:
     return shares_a_word or (kinds.get(a) is not None and kinds.get(a) == kinds.get(b))
 
 
+MAX_LABEL_CHARS = 40
+
+
 def document_label(name: str, title: str) -> str:
     """How a question names the document: its title when it has a short one ("Think Python"), else its file
     name without the extension and separators ("pumpkin book 1.9.9")."""
@@ -123,9 +124,6 @@ def document_label(name: str, title: str) -> str:
     if 2 <= len(title) <= MAX_LABEL_CHARS:
         return title
     return re.sub(r"[_\-]+", " ", name.rsplit(".", 1)[0]).strip() or name
-
-
-MAX_LABEL_CHARS = 40
 
 
 def defines_a_word(definition: str) -> bool:

@@ -286,7 +286,7 @@ def _check_clause(clause: str, index: int, places: list[str], passage: str, vect
         substituted = _substituted(clause, place, passage) if copy >= SUBSTITUTION_COPY else []
         if substituted:
             return Verdict(False, round(min(score, 0.35), 3), "substituted", {**details, "words": substituted})
-    reversed_place = _polarity_reversed(clause, passage)
+    reversed_place = _polarity_reversed(clause, places)
     if reversed_place:
         return Verdict(False, round(min(score, 0.3), 3), "negation", {**details, "negated": reversed_place[:200]})
     if _swapped(clause, place):
@@ -309,23 +309,23 @@ NEGATION_REACH_ZH = 4
 _SEGMENT = re.compile(r"[，。、,.;；:：！？!?()（）“”\"]")
 
 
-def _polarity_reversed(claim: str, passage: str) -> str:
-    """The clause of the passage that says most of what `claim` says, when a negation reaches words the two
-    share on one side and not on the other; "" otherwise. A side without such a negation that holds a word
-    with an opposite prefix the other lacks ("immutable" for "cannot be changed") may negate by that prefix:
-    then nothing is said."""
+def _polarity_reversed(claim: str, places: list[str]) -> str:
+    """The clause of the passage (its sentences: `places`) that says most of what `claim` says, when a negation
+    reaches words the two share on one side and not on the other; "" otherwise. A side without such a negation
+    that holds a word with an opposite prefix the other lacks ("immutable" for "cannot be changed") may negate
+    by that prefix: then nothing is said."""
     terms = set(content_terms(claim)) - L.NEGATIONS_EN - set(L.NEGATIONS_ZH)
     if len(terms) < 2:
         return ""
-    units = [unit for place in sentences(passage) for unit in clauses(place)]
+    units = [unit for place in places for unit in clauses(place)]
     shared, _, unit = max((len(terms & set(content_terms(u))), -len(u), u) for u in units)
     if shared < 2 or shared / len(terms) < POLARITY_SHARE:
         return ""
-    claim_words, unit_words = _comparable(_tokens(claim)), _comparable(_tokens(unit))
-    negated = [bool(_negated_words(claim) & unit_words), bool(_negated_words(unit) & claim_words)]
-    if negated[0] == negated[1]:
+    claim_tokens, unit_tokens = _tokens(claim), _tokens(unit)
+    claim_negated = bool(_negated_words(claim) & _comparable(unit_tokens))
+    if claim_negated == bool(_negated_words(unit) & _comparable(claim_tokens)):
         return ""
-    plain, other = (_tokens(unit), _tokens(claim)) if negated[0] else (_tokens(claim), _tokens(unit))
+    plain, other = (unit_tokens, claim_tokens) if claim_negated else (claim_tokens, unit_tokens)
     if any(t.startswith(L.OPPOSITE_PREFIXES_EN) and len(t) >= 6 and t not in other for t in plain):
         return ""
     return unit

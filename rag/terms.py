@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.text import CJK_CHAR, detect_language
+from core.text import CJK_CHAR, _jieba_module, detect_language
 from rag.evidence import FRONT_MATTER, split_units
 from rag.types import Chunk
 
@@ -198,6 +198,7 @@ _ZH_NOTE_WORDS = {"注意", "提示", "说明", "备注", "注", "例如", "比�
 def zh_term_ok(term: str) -> bool:
     """A Chinese name a definition pattern found is a term, not a stretch of the sentence around it."""
     import jieba.posseg
+    _jieba_module()                  # jieba's dictionary built once, quietly
     if term in _ZH_NOTE_WORDS:
         return False
     words = [(w.word, w.flag) for w in jieba.posseg.cut(term)]

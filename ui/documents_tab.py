@@ -309,10 +309,10 @@ def open_guide(ctx: Context, doc_id, request: gr.Request):
 
 
 def notes_by_concept(notes) -> dict[str, int]:
-    """How many of the person's notes are filed under each concept (memory.graph's key of its name)."""
+    """How many of the person's notes are filed under each concept key (the one each note was filed under)."""
     from collections import Counter
-    from memory.graph.base import normalise_key
-    return dict(Counter(normalise_key(str(n.metadata.get("concept"))) for n in notes if n.metadata.get("concept")))
+    from assistant.concepts import note_key
+    return dict(Counter(key for key in (note_key(n, {}) for n in notes) if key))
 
 
 def suggested_question(index, asked):

@@ -58,16 +58,16 @@ def chapter_html(request, chapter: GuideChapter, *, open_: bool, standing=None, 
                           for c in chapter.citations)
         out.append(f'<ul class="guide-sources">{sources}</ul>')
     concepts = {c["key"]: c for c in standing.concepts} if standing is not None else {}
+    term_keys = [normalise_key(k.term) for k in chapter.terms]
     if chapter.terms:
         terms = "".join(f'<dt>{html.escape(k.term)}'
                         + (f' <span class="guide-pages">{html.escape(pages_ref(request, k.page))}</span>'
                            if k.page is not None else "")
-                        + term_study_html(request, concepts.get(normalise_key(k.term)),
-                                          (notes or {}).get(normalise_key(k.term), 0))
-                        + f'</dt><dd>{html.escape(k.definition)}</dd>' for k in chapter.terms)
+                        + term_study_html(request, concepts.get(key), (notes or {}).get(key, 0))
+                        + f'</dt><dd>{html.escape(k.definition)}</dd>' for k, key in zip(chapter.terms, term_keys))
         out.append(f'<div class="guide-label">{html.escape(t(request, "guide_terms"))}</div>'
                    f'<dl class="guide-terms">{terms}</dl>')
-    others = [c for key, c in concepts.items() if key not in {normalise_key(k.term) for k in chapter.terms}]
+    others = [c for key, c in concepts.items() if key not in term_keys]
     if others:
         items = "".join(f'<li>{html.escape(c["concept"])}{term_study_html(request, c, 0)}</li>' for c in others)
         out.append(f'<div class="guide-label">{html.escape(t(request, "guide_other_concepts"))}</div>'

@@ -277,12 +277,7 @@ def ask(qa: QA, question, history, shown_before, cite_map, mqe, hyde, session, r
 def show_source(qa: QA, choice, cites, request: gr.Request):
     if choice in (None, "") or not cites:
         return {}
-    try:
-        return {**page_of(qa, cites[int(choice)], request), qa.page_status: ""}
-    except Exception as exc:  # noqa: BLE001
-        message = failure(request, exc)
-        gr.Warning(message)
-        return {**no_source(qa), qa.page_status: message}
+    return viewer_showing(qa, cites[int(choice)], request)
 
 
 def open_place(qa: QA, index, places, request: gr.Request) -> dict:
@@ -290,8 +285,13 @@ def open_place(qa: QA, index, places, request: gr.Request) -> dict:
     section for a document without pages)."""
     if index is None or not places or not 0 <= index < len(places):
         return {}
+    return viewer_showing(qa, places[index], request)
+
+
+def viewer_showing(qa: QA, citation: Citation, request) -> dict:
+    """The viewer showing `citation` (page_of), or emptied with one sentence saying why it cannot."""
     try:
-        return {**page_of(qa, places[index], request), qa.page_status: ""}
+        return {**page_of(qa, citation, request), qa.page_status: ""}
     except Exception as exc:  # noqa: BLE001
         message = failure(request, exc)
         gr.Warning(message)
