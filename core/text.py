@@ -52,6 +52,32 @@ def detect_language(text: str) -> str:
     return "zh" if cjk and cjk * 3 >= latin else "en"
 
 
+def other_language_words(text: str) -> list[str]:
+    """Words written in the script of the language the text is not in: the English terms a Chinese question
+    quotes ("…为什么要求 operational readiness flight？"), the Chinese words an English one does. Numbers and
+    one-letter words are not words here."""
+    if detect_language(text) == "zh":
+        return [w for w in (m.lower() for m in _LATIN_WORD.findall(text))
+                if len(w) > 1 and not w.isdigit() and w not in STOPWORDS]
+    return [w for run in _CJK_RUN.findall(text) for w in _jieba_module().lcut(run) if len(w) > 1]
+
+
+def written_in(text: str, language: str, source: str = "") -> bool:
+    """Whether a translation of `source` is written in `language`: for Chinese, a translation that keeps a term
+    in English ("Happy-LLM 中的 hallucination 是什么？") still counts when it adds Chinese words."""
+    if language == "zh":
+        return len(CJK_CHAR.findall(text)) > len(CJK_CHAR.findall(source))
+    return detect_language(text) == language
+
+
+def with_words_replaced(text: str, words: dict[str, str]) -> str:
+    """`text` with each word (whole, any case) replaced by its translation; one not in it is added at the end."""
+    for word, translation in words.items():
+        pattern = re.compile(rf"(?<![A-Za-z0-9_-]){re.escape(word)}(?![A-Za-z0-9_-])", re.IGNORECASE)
+        text = pattern.sub(translation, text) if pattern.search(text) else f"{text} {translation}"
+    return text
+
+
 def count_tokens(text: str) -> int:
     """Tokens as chunking counts them: one per CJK character, word, or punctuation mark."""
     return len(_COUNT_TOKEN.findall(text))

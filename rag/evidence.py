@@ -442,6 +442,13 @@ def kind_bonus(kind: str | None, unit: Unit) -> float:
                if unit.kind in kinds and (pattern is None or pattern.search(unit.text[:300])))
 
 
+# A unit in the question's own language that shares not one of its terms (a word, or in Chinese a character
+# pair) is judged by meaning alone, and the embedder finds much same-language text close: "应当注意这里是正比于
+# 而不是等于，因为涉及到概率的规范化" scored 0.84 for a question about the FAA notice's readiness flight and
+# led the answer. Across languages sharing nothing is normal and the meaning keeps its whole weight.
+SHARED_NOTHING_SEMANTIC_SHARE = 0.5
+
+
 def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict[str, float], *,
                    max_hits: int = 8, max_embedded: int = 32, kind: str | None = None) -> list[Evidence]:
     """Every unit of the best non-front-matter hits, scored, best first. `kind` is the question's kind
@@ -492,6 +499,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
                     for _, hit, _ in candidates} if statements else {}
     asks_about_audit = bool(_ASKS_AUDIT.search(question))
     asks_about_exhibits = bool(_ASKS_EXHIBIT.search(question))
+    question_in_chinese = detect_language(question) == "zh"
     out = []
     for i, (n, hit, unit) in enumerate(candidates):
         lexical = lexical_scores[i]
@@ -499,6 +507,8 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
         if semantic is None:
             score = 0.6 * lexical + 0.4 * passage_scores[id(hit)]
         else:
+            if lexical == 0 and bool(CJK_CHAR.search(unit.text)) == question_in_chinese:
+                semantic *= SHARED_NOTHING_SEMANTIC_SHARE
             score = 0.55 * lexical + 0.45 * semantic
         score += kind_bonus(kind, unit) - section_penalty(kind, hit.chunk.heading_path)
         if asks_definition and defines(unit.text, subject_terms):

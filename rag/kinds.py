@@ -74,12 +74,13 @@ _AFTER_QUESTION_MARK = re.compile(r"(?<=[?？])(?=\S)")     # 是什么？为什
 
 
 def _asks(question: str) -> list[str]:
-    """The question's asks, cut where a second one begins (rag.parts.PART_BREAKS), however short each is."""
-    from rag.parts import PART_BREAKS
+    """The question's asks, cut where a second one begins (rag.parts.PART_BREAKS), however short each is; a
+    clause that only names the subject ("这份草案，为什么…") belongs to the ask after it."""
+    from rag.parts import PART_BREAKS, joined_subject_clauses
     parts = [question.strip()]
     for pattern in (*PART_BREAKS, _AFTER_QUESTION_MARK):
         parts = [piece.strip(" ,，;；") for part in parts for piece in pattern.split(part)]
-    return [p for p in parts if p]
+    return joined_subject_clauses([p for p in parts if p])
 
 
 _classifier: KindClassifier | None = None

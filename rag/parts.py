@@ -15,6 +15,34 @@ from core.text import search_tokens
 _ASK_EN = r"(?:what|which|how|who|whom|when|where|why|is|are|does|do|did|can|should)\b"
 _ASK_ZH = r"什么|哪|多少|几|如何|怎么|怎样|为什么|为何|谁|何时|是否"
 
+# Words that make a part an ask: a question word, a question mark, a request ("summarize", "总结", "帮我") or an
+# intent ("我想自己搭一个简单的 RAG，需要哪些模块？" asks how, and its second part is searched on its own).
+# A part with none of them sets the subject of the ask after it ("这份 FAA 的适航指令草案，为什么要求…",
+# "关于支持向量机，核函数有什么作用？"): it is joined to that ask, neither searched nor classified alone.
+_REQUEST_EN = (r"(?:summari[sz]e|explain|describe|compare|contrast|show|give|list|tell|outline|define|walk|help|"
+               r"find|name|state|please|want|need|would like)\b")
+_REQUEST_ZH = (r"总结|概括|归纳|梳理|解释|讲讲|讲一下|说说|说明|介绍|比较|对比|区别|列出|列举|举例|举个|给出|告诉|帮我|请|"
+               r"我想|想要|我要|想知道|想了解|需要")
+_SAYS_AN_ASK = re.compile(rf"[?？]|\b{_ASK_EN}|{_ASK_ZH}|\b{_REQUEST_EN}|{_REQUEST_ZH}", re.IGNORECASE)
+
+
+def asks_something(part: str) -> bool:
+    return bool(_SAYS_AN_ASK.search(part))
+
+
+def joined_subject_clauses(parts: list[str], separator: str = "，") -> list[str]:
+    """Each part that asks nothing joined to the part after it (the last part stays whatever it is)."""
+    joined: list[str] = []
+    pending = ""
+    for n, part in enumerate(parts):
+        if n < len(parts) - 1 and not asks_something(part):
+            pending = f"{pending}{part}{separator}"
+            continue
+        joined.append(f"{pending}{part}")
+        pending = ""
+    return joined
+
+
 # Where a second ask begins: the break is dropped, the second part keeps its question word.
 PART_BREAKS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
     rf",?\s+and\s+(?={_ASK_EN})",                          # "…, and which docket number should I quote?"
@@ -35,7 +63,7 @@ def question_parts(question: str) -> list[str]:
     parts = [question.strip()]
     for pattern in PART_BREAKS:
         parts = [piece.strip(" ,，;；") for part in parts for piece in pattern.split(part)]
-    parts = [p for p in parts if p]
+    parts = joined_subject_clauses([p for p in parts if p])
     if len(parts) < 2 or len(parts) > MAX_PARTS or not search_tokens(parts[0]) or \
             any(len(search_tokens(p)) < MIN_PART_TERMS for p in parts[1:]):
         return [question]

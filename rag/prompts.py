@@ -94,6 +94,27 @@ TRANSLATE_EXAMPLES = {
 }
 
 
+# A dictionary's framing: asked to "translate a term", the small model often gave the English word back.
+TERM_TRANSLATE_SYSTEM = {
+    "zh": ("You are an English-Chinese dictionary. Give the Chinese word for the user's English word. "
+           "Output only Chinese characters."),
+    "en": ("You are a Chinese-English dictionary. Give the English word for the user's Chinese word. "
+           "Output only the English word."),
+}
+TERM_TRANSLATE_EXAMPLES = {
+    "zh": [("decision tree", "决策树"), ("gradient", "梯度"), ("default argument", "默认参数")],
+    "en": [("决策树", "decision tree"), ("梯度", "gradient"), ("默认参数", "default argument")],
+}
+
+
+def term_translation_messages(term: str, language: str) -> list[dict]:
+    """The chat that asks a model for one term in `language` ("zh" or "en")."""
+    messages = [{"role": "system", "content": TERM_TRANSLATE_SYSTEM[language]}]
+    for asked, translated in TERM_TRANSLATE_EXAMPLES.get(language, []):
+        messages += [{"role": "user", "content": asked}, {"role": "assistant", "content": translated}]
+    return messages + [{"role": "user", "content": term}]
+
+
 def translation_messages(question: str, language: str) -> list[dict]:
     """The chat that asks a model to translate `question` into `language` ("zh" or "en")."""
     messages = [{"role": "system", "content": TRANSLATE_SYSTEM.format(language=LANGUAGE_NAMES.get(language, language))}]

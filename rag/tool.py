@@ -23,7 +23,8 @@ from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError,
 from core.llm import get_judge, get_llm
 from core.registry import ProcessRegistry
 from core.settings import Settings, get_settings
-from core.text import clean_document_name, detect_language, search_tokens
+from core.text import (clean_document_name, detect_language, other_language_words, search_tokens, with_words_replaced,
+                       written_in)
 from core.vectors import get_vector_store
 from rag import prompts
 from rag.answer import (Source, add_book_answer, add_supporting_quote, attribute_uncited, citation_for,
@@ -84,6 +85,9 @@ def _mentions(text: str, side: str) -> bool:
 
 
 _translations: OrderedDict[tuple[str, str], str | None] = OrderedDict()
+_resolved_words: dict[str, frozenset[str]] = {}   # by translation: the unknown words it translated
+QUOTED_WORDS_FOR_TRANSLATION = 2   # words of the other language a question quotes that make it about such a book
+MAX_TRANSLATED_WORDS = 3           # unknown words translated one by one (a model call each)
 PART_KINDS = ("lookup", "explain", "why", "howto", "example")   # kinds whose two asks are answered part by part
 
 
@@ -502,17 +506,21 @@ class RAGTool:
         # both languages, only when its own language answers too weakly: the two languages' scores do not
         # compare ("Explain what recursion is." went to the pumpkin book's 递归返回, where every character of 递归
         # matches, not to Think Python's chapter on it), and the translation costs the model a prompt
-        named = bool(plan.scope or plan.documents)
-        translation = self._translation(question, plan) if named else None
+        # a question that quotes the other language's words ("…为什么要求 operational readiness flight？") is about a
+        # document in that language, named or not
+        named = bool(plan.scope or plan.documents) or len(other_language_words(question)) >= QUOTED_WORDS_FOR_TRANSLATION
         terms = self.question_terms(question)
         unknown = [w for w in self.unknown_words(question, terms) if own_words is None or w in own_words]
+        translation = self._translation(question, plan, unknown=unknown) if named else None
         result, evidence = self._searched(question, plan, terms, within, translation, options)
         if not translation and evidence_strength(evidence, unknown) < self.settings.answer_min_support:
             # also when the book it seemed to name is in its own language ("the machine learning notes" named
             # "Learning Python" by a shared word): the other language's books may be the ones that answer
-            translation = self._translation(question, plan, anywhere=True)
+            translation = self._translation(question, plan, anywhere=True, unknown=unknown)
             if translation:
                 result, evidence = self._searched(question, plan, terms, within, translation, options)
+        if translation:   # a word the other language's books hold, translated, is not unknown ("hallucination": 幻觉)
+            unknown = [w for w in unknown if w not in _resolved_words.get(translation, ())]
         hits = result.answering_hits
         queries[:] = result.queries
         notices.extend(result.warnings)
@@ -571,9 +579,12 @@ class RAGTool:
         document outlines' cached chunk lists."""
         return widened(evidence, lambda doc_id: self.document_outline(doc_id).chunks, chunks_widened=chunks)
 
-    def _translation(self, question: str, plan: QuestionPlan, *, anywhere: bool = False) -> str | None:
+    def _translation(self, question: str, plan: QuestionPlan, *, anywhere: bool = False,
+                     unknown: list[str] = ()) -> str | None:
         """The question in the language of the documents it is about, when they are in another one (an English
-        question about a Chinese book): searched too, and the other language's passages judged by it. Only with
+        question about a Chinese book): searched too, and the other language's passages judged by it. Its words
+        no chunk holds (`unknown`) are also translated one by one (a small model keeps "hallucination" in English
+        inside a sentence) and put in where the library holds their translation (`_resolved_words`). Only with
         a model; None otherwise or when it fails."""
         if self.llm is None:
             return None
@@ -592,11 +603,32 @@ class RAGTool:
         except (LLMError, IndexError):
             log.warning("translating the question failed; searching it as asked", exc_info=True)
             return None
-        translated = text if text and detect_language(text) == other[0] else None
+        translated = text if text and written_in(text, other[0], question) else None
+        words = self._translated_words(unknown, other[0])
+        if words:
+            translated = with_words_replaced(translated or question, words)
+            _resolved_words[translated] = frozenset(words)
         _translations[key] = translated
         while len(_translations) > 256:
-            _translations.pop(next(iter(_translations)))
+            _resolved_words.pop(_translations.pop(next(iter(_translations))) or "", None)
         return translated
+
+    def _translated_words(self, words: list[str], language: str) -> dict[str, str]:
+        """Each word (at most MAX_TRANSLATED_WORDS) in `language` as the model writes it, kept when a chunk of this
+        library holds the translation: a word the other language's books use is found, not called unknown."""
+        out = {}
+        for word in words[:MAX_TRANSLATED_WORDS]:
+            try:
+                term = self.llm.complete(prompts.term_translation_messages(word, language), max_tokens=16,
+                                         temperature=0.0).strip().strip('"“”。.').splitlines()[0].strip()
+            except (LLMError, IndexError):
+                log.warning("translating %r failed", word, exc_info=True)
+                continue
+            if term and written_in(term, language, word):
+                _, found = self.store.term_document_counts(self.user_id, search_tokens(term))
+                if found and all(found.get(t) for t in search_tokens(term)):
+                    out[word] = term
+        return out
 
     def _parts(self, parts: list[str], plan: QuestionPlan, evidence: list[Evidence], within, options) -> list[Evidence]:
         """For a question asking several things (rag.parts): the best unit of each part, searched and judged on

@@ -36,6 +36,7 @@ class FakeLLM:
         self.rewrite: str | None = None    # the reply to a "rewrite as a standalone question" prompt
         self.judgement: float | None = None  # P(YES) a support-judging request gets (None: no log-probabilities)
         self.translation: str | None = None  # the reply to a "translate the question" prompt
+        self.terms: dict[str, str] = {}      # the replies to a dictionary prompt ("Give the Chinese word for …")
 
     @property
     def base_url(self) -> str:
@@ -55,6 +56,8 @@ class FakeLLM:
             return self.rewrite
         if self.translation and messages[0]["content"].startswith("Translate the user's question"):
             return self.translation
+        if "dictionary" in messages[0]["content"] and last in self.terms:
+            return self.terms[last]
         if "search queries" in last:
             return "definition of a function in Python\nwhat does a function do\nnamed sequence of statements"
         if "Write a short passage" in last:

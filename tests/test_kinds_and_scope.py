@@ -41,6 +41,16 @@ def test_the_kind_of_an_unseen_question(kind, question):
     assert classify_kind(question).kind == kind
 
 
+@pytest.mark.parametrize("kind, question", [
+    ("why", "这份 FAA 的 737 MAX 适航指令草案，为什么要求每架飞机投入运营前做一次 operational readiness flight？"),
+    ("why", "南瓜书的第六章，为什么要引入核函数？"),
+    ("howto", "关于 Python 的文件操作，怎么打开一个文件来写入？"),
+])
+def test_a_clause_naming_the_subject_does_not_decide_the_kind(kind, question):
+    # the clause before the comma asks nothing: it read as a request to summarize the document it names
+    assert classify_kind(question).kind == kind
+
+
 def test_every_kind_has_examples_in_both_languages():
     from core.text import detect_language
     for kind, examples in KIND_EXAMPLES.items():
@@ -167,6 +177,9 @@ def test_a_question_asking_two_things_is_cut_into_its_asks(question, parts):
     "What is a function?", "What is the difference between a list and a tuple?",
     "What is a tuple and why is it immutable?",          # the second ask names too little to search alone
     "Bread and butter: what does the book say about spreads?", "什么是过拟合？", "为什么决策树要剪枝？",
+    # the first clause only names the subject of the ask after it
+    "这份 FAA 的 737 MAX 适航指令草案，为什么要求每架飞机投入运营前做一次 operational readiness flight？",
+    "关于支持向量机，核函数有什么作用？",
 ])
 def test_a_question_asking_one_thing_stays_whole(question):
     from rag.parts import question_parts

@@ -37,6 +37,23 @@ def test_token_counting_counts_cjk_characters_one_each():
     assert "机器" in search_tokens("机器学习是什么")
 
 
+def test_words_of_the_other_language_a_question_quotes():
+    from core.text import other_language_words
+    assert other_language_words("这份草案为什么要求 operational readiness flight？737 次") == \
+        ["operational", "readiness", "flight"]
+    assert other_language_words("What does the pumpkin book say about 决策树?") == ["决策树"]
+    assert other_language_words("什么是过拟合？") == [] and other_language_words("What is overfitting?") == []
+
+
+def test_a_translation_into_chinese_may_keep_english_terms_and_words_are_replaced_whole():
+    from core.text import with_words_replaced, written_in
+    question = "What does Happy-LLM say about hallucination?"
+    assert written_in("Happy-LLM 中关于 hallucination 说了什么？", "zh", question)
+    assert not written_in(question, "zh", question) and written_in("What is it?", "en", "这是什么？")
+    assert with_words_replaced("Happy-LLM 中 hallucination是什么？", {"hallucination": "幻觉"}) == "Happy-LLM 中 幻觉是什么？"
+    assert with_words_replaced("Hallucinations?", {"hallucination": "幻觉"}) == "Hallucinations? 幻觉"
+
+
 def test_sections_carry_their_heading_path():
     sections = split_sections(NOTES)
     paths = [s.heading_path for s in sections]

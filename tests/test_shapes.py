@@ -266,3 +266,56 @@ def test_a_question_seeming_to_name_a_book_of_its_own_language_is_still_asked_of
     answer = tool.ask("What does overfitting mean in the machine learning notes?")
     assert not answer.refused and answer.text.startswith("Overfitting means"), answer.text
     assert "过拟合是指学习器把训练样本自身的特点当作所有样本的一般性质" in answer.text
+
+
+def almanac(sections: int = 110) -> str:
+    """A long English text of distinct sections, one passage each: the unknown-word rule judges a library of 100+
+    passages only."""
+    things = ["apples", "pears", "plums", "cherries", "quinces", "medlars", "figs", "grapes", "walnuts", "hazels", "melons"]
+    months = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October"]
+    sides = ["north", "south", "east", "west"]
+
+    def note(n: int) -> str:
+        thing, month, side = things[n % 11], months[n % 10], sides[n % 4]
+        return (f"## Note {n}: {thing} in {month}\n\n"
+                + " ".join(f"In week {w} of {month} the {thing} of bed {n} want {(n + w) % 7 + 1} buckets of water, "
+                           f"a mulch of {things[(n + w) % 11]} leaves and a look at the {side} wall." for w in range(1, 6)))
+    return "# Garden almanac\n\n" + "\n\n".join(note(n) for n in range(sections))
+
+
+def test_an_english_word_the_chinese_book_holds_translated_is_searched_and_not_unknown(llm_settings, fake_llm):
+    """A small model keeps a term in English when it translates the question ("overfitting 是什么意思？"): that word
+    is then asked of the model alone, and its Chinese (过拟合), held by the Chinese book, is searched in its place.
+    The question is answered from the book, not refused for a word "your documents never mention"."""
+    tool = two_books(llm_settings)
+    tool.add_text(almanac(), title="Garden almanac", name="almanac.md")
+    fake_llm.translation = "overfitting 是什么意思？"
+    fake_llm.terms = {"overfitting": "过拟合"}
+    fake_llm.answer = "过拟合是指学习器把训练样本自身的特点当作所有样本的一般性质 [1]。"
+    fake_llm.judgement = 0.95
+    answer = tool.ask("What does overfitting mean?")
+    assert translation_asked(fake_llm)
+    assert not answer.refused and "never mention" not in answer.text, answer.text
+    assert "ml-notes.md" in {c.doc_name for c in answer.citations}
+
+
+def test_a_word_whose_translation_no_book_holds_stays_unknown(llm_settings, fake_llm):
+    """The dictionary's answer counts only when the library holds it: "photosynthesis" (光合作用) is in no book, and
+    the question is declined naming the word."""
+    tool = two_books(llm_settings)
+    tool.add_text(almanac(), title="Garden almanac", name="almanac.md")
+    fake_llm.translation = "photosynthesis 是什么意思？"
+    fake_llm.terms = {"photosynthesis": "光合作用"}
+    answer = tool.ask("What does photosynthesis mean?")
+    assert answer.refused and "photosynthesis" in answer.text, answer.text
+
+
+def test_a_chinese_question_quoting_an_english_books_words_is_also_searched_in_english(llm_settings, fake_llm):
+    """"…为什么 tuples 可以用作 dictionary keys？" quotes the English book's words: it is about that book though it names
+    none, and it is searched in English too."""
+    tool = two_books(llm_settings)
+    fake_llm.translation = "Why can tuples be used as dictionary keys?"
+    fake_llm.answer = "Because tuples are immutable, they can be used as dictionary keys [1]."
+    answer = tool.ask("为什么 tuples 可以用作 dictionary keys？")
+    assert translation_asked(fake_llm)
+    assert not answer.refused and "learning-python.md" in {c.doc_name for c in answer.citations}, answer.text
