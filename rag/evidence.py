@@ -534,14 +534,17 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
     return [ev for _, ev in out]
 
 
-def evidence_strength(evidence: list[Evidence], unknown: list[str] | None = None) -> float:
+def evidence_strength(evidence: list[Evidence], unknown: list[str] | None = None, *,
+                      looked_up_across: bool = False) -> float:
     """How well the documents answer the question: the best unit's score (0 when there is none), less
-    UNKNOWN_WORD_PENALTY when the question hinges on words the documents never use (`unknown_words`)."""
+    UNKNOWN_WORD_PENALTY when the question hinges on words the documents never use (`unknown_words`).
+    `looked_up_across`: an unknown word was translated and the other language's books do not hold it either."""
     if not evidence:
         return 0.0
     best = evidence[0]
-    # Unknown words are English; an English question over a Chinese book shares no words with it by nature.
-    if unknown and detect_language(best.unit.text) == "en":
+    # Unknown words are English; an English question over a Chinese book shares no words with it by nature,
+    # unless the word's translation was looked for there too.
+    if unknown and (looked_up_across or detect_language(best.unit.text) == "en"):
         return max(0.0, best.score - UNKNOWN_WORD_PENALTY)
     return best.score
 

@@ -85,7 +85,8 @@ def _mentions(text: str, side: str) -> bool:
 
 
 _translations: OrderedDict[tuple[str, str], str | None] = OrderedDict()
-_resolved_words: dict[str, frozenset[str]] = {}   # by translation: the unknown words it translated
+# by question: its unknown words the other language's books hold translated, and those they do not
+_word_lookups: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
 QUOTED_WORDS_FOR_TRANSLATION = 2   # words of the other language a question quotes that make it about such a book
 MAX_TRANSLATED_WORDS = 3           # unknown words translated one by one (a model call each)
 PART_KINDS = ("lookup", "explain", "why", "howto", "example")   # kinds whose two asks are answered part by part
@@ -519,8 +520,10 @@ class RAGTool:
             translation = self._translation(question, plan, anywhere=True, unknown=unknown)
             if translation:
                 result, evidence = self._searched(question, plan, terms, within, translation, options)
-        if translation:   # a word the other language's books hold, translated, is not unknown ("hallucination": 幻觉)
-            unknown = [w for w in unknown if w not in _resolved_words.get(translation, ())]
+        # a word the other language's books hold, translated, is not unknown ("overfitting": 过拟合); one they do not
+        # hold either is unknown whatever language the best passage is in
+        resolved, unresolved = _word_lookups.get(question, (frozenset(), frozenset())) if translation else ((), ())
+        unknown = [w for w in unknown if w not in resolved]
         hits = result.answering_hits
         queries[:] = result.queries
         notices.extend(result.warnings)
@@ -528,7 +531,7 @@ class RAGTool:
             evidence = _best_of(evidence, self.evidence(translation, hits, kind=plan.kind))
         sides = self._sides(plan, evidence, pieces_within, options, translation) if plan.sides else None
         parts = question_parts(question) if sides is None and plan.kind in PART_KINDS else [question]
-        strength = evidence_strength(evidence, unknown)
+        strength = evidence_strength(evidence, unknown, looked_up_across=any(w in unresolved for w in unknown))
         if len(parts) > 1 and evidence:
             evidence = self._parts(parts, plan, evidence, pieces_within, options)
         if sides is not None:
@@ -584,7 +587,7 @@ class RAGTool:
         """The question in the language of the documents it is about, when they are in another one (an English
         question about a Chinese book): searched too, and the other language's passages judged by it. Its words
         no chunk holds (`unknown`) are also translated one by one (a small model keeps "hallucination" in English
-        inside a sentence) and put in where the library holds their translation (`_resolved_words`). Only with
+        inside a sentence) and put in where the library holds their translation (`_word_lookups`). Only with
         a model; None otherwise or when it fails."""
         if self.llm is None:
             return None
@@ -607,10 +610,10 @@ class RAGTool:
         words = self._translated_words(unknown, other[0])
         if words:
             translated = with_words_replaced(translated or question, words)
-            _resolved_words[translated] = frozenset(words)
+        _word_lookups[question] = (frozenset(words), frozenset(unknown[:MAX_TRANSLATED_WORDS]) - set(words))
         _translations[key] = translated
         while len(_translations) > 256:
-            _resolved_words.pop(_translations.pop(next(iter(_translations))) or "", None)
+            _word_lookups.pop(_translations.popitem(last=False)[0][0], None)
         return translated
 
     def _translated_words(self, words: list[str], language: str) -> dict[str, str]:
