@@ -140,6 +140,9 @@ def build_app(settings: Settings | None = None, *, auth_enabled: bool | None = N
 
         documents.guide_outline.click(open_guide_place, [documents.guide_outline, documents.guide_places],
                                       [tabs, qa.page_view, qa.section_view, qa.passage_view, qa.page_status])
+        # a passage a chapter's summary cites, clicked: the same, at that passage
+        documents.guide_sources.click(open_guide_place, [documents.guide_sources, documents.guide_source_places],
+                                      [tabs, qa.page_view, qa.section_view, qa.passage_view, qa.page_status])
         # "Study this chapter" in a guide: cards from the chapter, then the Review tab with its quiz
         documents.guide_study.click(bind(review_tab.study_chapter, review), [documents.select, documents.guide_chapter],
                                     [tabs] + review_tab.study_outputs(review))

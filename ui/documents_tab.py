@@ -15,7 +15,7 @@ from assistant.views import progress_table
 from core.errors import AssistantError
 from rag.convert_worker import stop_on
 from ui.common import Context, _, as_text, bind, cols, failure, said, t, when
-from ui.guide_view import guide_html, outline_samples, question_samples
+from ui.guide_view import guide_html, outline_samples, question_samples, source_samples
 
 UPLOAD_STAGES = ("pages", "ocr", "embed", "figures", "figure-images")   # ingest stages the upload table reports (static/i18n.json msg_stage_*)
 UPLOAD_TYPES = [".pdf", ".md", ".markdown", ".txt", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".csv", ".json"]
@@ -39,6 +39,8 @@ class DocumentsTab(NamedTuple):
     guide_study: gr.Button
     guide_outline: gr.Dataset
     guide_places: gr.State
+    guide_sources: gr.Dataset
+    guide_source_places: gr.State
 
 
 def build(ctx: Context, tab: gr.Tab, session: gr.State) -> DocumentsTab:
@@ -65,6 +67,10 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> DocumentsTab:
                                type="index", samples_per_page=200, visible=False, elem_id="guide-outline")
     guide_places = gr.State([])
     guide_view = gr.HTML(elem_id="guide-view")
+    # Clicked, a passage a summary cites opens in the Q&A tab's viewer, as the outline's entries do (app.py)
+    guide_sources = gr.Dataset(label=_("guide_sources"), components=[gr.Textbox(visible=False)], samples=[],
+                               type="index", samples_per_page=200, visible=False, elem_id="guide-sources")
+    guide_source_places = gr.State([])
 
     upload_stop = gr.Button(_("upload_stop"), variant="stop", size="sm", elem_id="upload-stop", visible=False)
     files.upload(bind(upload, ctx), [files, session],
@@ -76,9 +82,9 @@ def build(ctx: Context, tab: gr.Tab, session: gr.State) -> DocumentsTab:
     tab.select(refresh, None, [doc_table, doc_select])
     guide_open.click(bind(open_guide, ctx), [doc_select],
                      [guide_status, guide_view, guide_questions, guide_asked, guide_chapter, guide_study,
-                      guide_outline, guide_places], concurrency_limit=2)
+                      guide_outline, guide_places, guide_sources, guide_source_places], concurrency_limit=2)
     return DocumentsTab(doc_table, doc_select, guide_questions, guide_asked, guide_chapter, guide_study,
-                        guide_outline, guide_places)
+                        guide_outline, guide_places, guide_sources, guide_source_places)
 
 
 def extent(request, pages: int, sections: int | None) -> str:
@@ -287,7 +293,7 @@ def open_guide(ctx: Context, doc_id, request: gr.Request):
     (only on the first open: the checked questions are kept)."""
     if not doc_id:
         gr.Warning(t(request, "msg_pick_document"))
-        yield t(request, "msg_pick_document"), *[gr.update()] * 7
+        yield t(request, "msg_pick_document"), *[gr.update()] * 9
         return
     try:
         a = ctx.assistant_for(request)
@@ -301,11 +307,13 @@ def open_guide(ctx: Context, doc_id, request: gr.Request):
             shown, asked = question_samples(guide)
             titles = [c.title for c in guide.chapters]
             entries, places = outline_samples(request, guide)
+            sources, source_places = source_samples(request, guide)
             yield (status, guide_html(request, guide, standings, notes), gr.Dataset(samples=shown, visible=bool(shown)),
                    asked, gr.update(choices=titles, value=titles[0] if titles else None, visible=bool(titles)),
-                   gr.update(visible=bool(titles)), gr.Dataset(samples=entries, visible=bool(entries)), places)
+                   gr.update(visible=bool(titles)), gr.Dataset(samples=entries, visible=bool(entries)), places,
+                   gr.Dataset(samples=sources, visible=bool(sources)), source_places)
     except Exception as exc:  # noqa: BLE001
-        yield failure(request, exc), *[gr.update()] * 7
+        yield failure(request, exc), *[gr.update()] * 9
 
 
 def notes_by_concept(notes) -> dict[str, int]:

@@ -118,6 +118,23 @@ def question_samples(guide: DocumentGuide) -> tuple[list[list[str]], list[str]]:
     return shown, asked
 
 
+# Gradio shows a Dataset's text sample to 60 characters: the chapter and page first, then as much quote as fits.
+SOURCE_ENTRY_CHARS = 60
+
+
+def source_samples(request, guide: DocumentGuide) -> tuple[list[list[str]], list]:
+    """The passages each chapter's summary cites, as the clickable list shows them ("Chapter 2 Lists… · p. 3 · A list
+    is a sequence…") and the citations they open."""
+    shown, places = [], []
+    for chapter in guide.chapters:
+        for citation in chapter.citations if chapter.summary else []:
+            pages = pages_ref(request, citation.page_start, citation.page_end)
+            head = " · ".join(p for p in (short(chapter.title, 22), pages) if p)
+            shown.append([short(f"{head} · {citation.quote}", SOURCE_ENTRY_CHARS)])
+            places.append(citation)
+    return shown, places
+
+
 def outline_samples(request, guide: DocumentGuide) -> tuple[list[list[str]], list]:
     """The chapters and their sections as the clickable outline shows them ("2.1 Lists · p. 12", a section
     indented under its chapter) and the first passage each opens (a Citation; None where a heading has no text)."""

@@ -2,7 +2,7 @@
 the Documents tab, opens its guide (outline, cited chapter summaries, key terms, suggested questions), clicks a
 suggested question and asks it in Q&A — an English and a Chinese textbook — and sees the question counted on
 its chapter when the guide opens again; then studies a chapter (cards from it, the Review tab, a short quiz on
-it) and sees its standing move on the guide. Screenshots 30-36 go to test-artefacts/.
+it) and sees its standing move on the guide. Screenshots 30-39 go to test-artefacts/.
 """
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 
 from tests.browser.conftest import open_local, open_tab, upload
 from tests.browser.test_answers_browser import ask
+from tests.browser.test_app_browser import download_report
 from tests.browser.test_review_browser import choose
 from tests.test_shapes import BOOK, BOOK_ZH
 
@@ -83,11 +84,16 @@ def test_the_guide_of_an_english_book_and_a_suggested_question(library, artefact
     assert "questions answered from it: 0" in library.text_content("#guide-view .guide-progress >> nth=0")
     open_outline_entry(library, "2.2 Tuples", "A tuple is a sequence of values that is immutable.",
                        "37-guide-outline-en.png", artefacts)
+    # a chapter summary's citation works: clicked, its passage opens in Q&A
+    open_tab(library, "Documents")
+    open_outline_entry(library, "Values belong to different types", "Values belong to different types: 2 is an integer",
+                       "39-guide-source-en.png", artefacts, listing="#guide-sources")
 
 
-def open_outline_entry(page, entry: str, text: str, shot: str, artefacts) -> None:
-    """Click a chapter or section of the open guide's outline: the Q&A tab shows where it starts."""
-    page.click(f"#guide-outline >> text={entry}")
+def open_outline_entry(page, entry: str, text: str, shot: str, artefacts, listing: str = "#guide-outline") -> None:
+    """Click a chapter or section of the open guide's outline (or a passage its summaries cite, `listing`
+    "#guide-sources"): the Q&A tab shows where it starts."""
+    page.click(f"{listing} >> text={entry}")
     page.wait_for_selector("button[role=tab][aria-selected=true]:has-text('Q&A')")
     page.wait_for_function("t => document.querySelector('#section-view')?.innerText.includes(t)", arg=text)
     page.screenshot(path=str(artefacts / shot), full_page=True)
@@ -109,7 +115,7 @@ def test_the_guide_of_a_chinese_book_and_a_suggested_question(library, artefacts
     open_outline_entry(library, "2.2 评估方法", "留出法直接将数据集划分为两个互斥的集合", "38-guide-outline-zh.png", artefacts)
 
 
-def test_studying_a_chapter_walks_through_cards_and_a_quiz_and_moves_its_standing(library, artefacts):
+def test_studying_a_chapter_walks_through_cards_and_a_quiz_and_moves_its_standing(library, artefacts, tmp_path):
     page = library
     open_tab(page, "Documents")
     open_guide(page, "guide-python.md", "Learning Python")
@@ -145,3 +151,9 @@ def test_studying_a_chapter_walks_through_cards_and_a_quiz_and_moves_its_standin
     # the chapter's key terms carry the person's cards on them now (the concept map joins the guide)
     concepts = page.text_content("#guide-view .guide-chapter >> nth=0")
     assert "your cards on it:" in concepts, concepts
+    # and in the report the person downloads: the chapter's study, its quiz answers and its mastery
+    chapters = download_report(page, tmp_path)["study"]["chapters"]
+    studied = next(c for c in chapters if c["title"] == "Chapter 1 Values and variables")
+    assert studied["cards"] > 0 and studied["quiz_answered"] == total and studied["level"] != "new", studied
+    untouched = next(c for c in chapters if c["title"] == "Chapter 3 Files")
+    assert untouched["quiz_answered"] == 0 and untouched["level"] == "new", untouched
