@@ -12,7 +12,7 @@ from core.text import detect_language
 from rag.compare import comparison_sides
 from rag.kinds import classify_kind
 from rag.outline import Outline
-from rag.scope import Scope, ScopeRequest, read_scope, resolve_scope
+from rag.scope import Scope, ScopeRequest, TopicAcross, read_scope, resolve_scope
 
 
 @dataclass
@@ -39,17 +39,20 @@ class QuestionPlan:
 
 
 def plan_question(question: str, outlines: dict[str, Outline], names: dict[str, str], languages: dict[str, str],
-                  named_docs: list[str]) -> QuestionPlan:
+                  named_docs: list[str], topic_across: TopicAcross | None = None) -> QuestionPlan:
     decision = classify_kind(question)
     request = read_scope(question)
-    scope = resolve_scope(request, outlines, names, question=question, named_docs=named_docs, languages=languages)
+    scope = resolve_scope(request, outlines, names, question=question, named_docs=named_docs, languages=languages,
+                          topic_across=topic_across)
     kind = decision.kind
     sides = comparison_sides(question) if kind == "compare" or decision.scores.get("compare", 0) >= 0.2 else None
     if sides and kind not in ("compare", "why", "howto"):
         kind = "compare"          # "list vs tuple?" names two sides: whatever else it asks, it compares them
-    # "What does chapter 4 cover?", "第三章讲了什么": a chapter named with nothing more specific asked of it
-    if request.unit in ("chapter", "pages") and scope is not None and kind in ("lookup", "explain") and \
-            decision.scores.get("summarize", 0) >= 0.15:
+    # "What does chapter 4 cover?", "第三章讲了什么": a chapter named by its number with nothing more specific asked
+    # of it. One named by its subject says what is asked by itself ("In the SVM chapter, which conditions must the
+    # hyperplane meet?" is a lookup there; "What does the SVM chapter cover?" the classifier calls a summary).
+    if request.unit in ("chapter", "pages") and not request.topic and scope is not None and \
+            kind in ("lookup", "explain") and decision.scores.get("summarize", 0) >= 0.15:
         kind = "summarize"
     if scope is not None and scope.node is None and scope.pages is None and kind != "summarize":
         scope = None     # "what does the book say about X": the book is where to look, which retrieval knows

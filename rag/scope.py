@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 from core.text import CJK_CHAR, detect_language, search_tokens, stem
 from rag.outline import Outline, OutlineNode, chinese_number, heading_number, heading_text
@@ -36,13 +37,13 @@ SCOPE_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("pages", re.compile(r"第\s*(?P<a>\d+)\s*(?:-|–|—|到|至)\s*(?P<b>\d+)\s*页")),
     ("pages", re.compile(r"\bpage\s*(?P<a>\d+)\b", re.IGNORECASE)),
     ("pages", re.compile(r"第\s*(?P<a>\d+)\s*页")),
-    ("chapter", re.compile(r"\b(?:the|this|that)\s+(?:chapter|unit|lesson)\s+(?:on|about|covering|called|titled|"
-                           r"named|that covers|dealing with)\s+(?P<topic>.+?)" + _TOPIC_END, re.IGNORECASE)),
-    ("section", re.compile(r"\b(?:the|this|that)\s+(?:section|part|subsection)\s+(?:on|about|covering|called|"
+    ("chapter", re.compile(r"(?:\b(?:the|this|that)|['’]s|s['’])\s+(?:chapter|unit|lesson)\s+(?:on|about|covering|called|"
                            r"titled|named|that covers|dealing with)\s+(?P<topic>.+?)" + _TOPIC_END, re.IGNORECASE)),
-    ("chapter", re.compile(r"\b(?:the|this|that)\s+(?P<topic>[\w'’-]+(?:\s+[\w'’-]+){0,3}?)\s+chapter\b",
+    ("section", re.compile(r"(?:\b(?:the|this|that)|['’]s|s['’])\s+(?:section|part|subsection)\s+(?:on|about|covering|called|"
+                           r"titled|named|that covers|dealing with)\s+(?P<topic>.+?)" + _TOPIC_END, re.IGNORECASE)),
+    ("chapter", re.compile(r"(?:\b(?:the|this|that)|['’]s|s['’])\s+(?P<topic>[\w'’-]+(?:\s+[\w'’-]+){0,3}?)\s+chapter\b",
                            re.IGNORECASE)),
-    ("section", re.compile(r"\b(?:the|this|that)\s+(?P<topic>[\w'’-]+(?:\s+[\w'’-]+){0,3}?)\s+section\b",
+    ("section", re.compile(r"(?:\b(?:the|this|that)|['’]s|s['’])\s+(?P<topic>[\w'’-]+(?:\s+[\w'’-]+){0,3}?)\s+section\b",
                            re.IGNORECASE)),
     ("chapter", re.compile(r"(?:关于|讲|介绍)(?P<topic>[^，。？！、\s]{2,16}?)的?(?:那一?章|这一?章|一章|章节)")),
     ("chapter", re.compile(r"(?P<topic>[^，。？！、\s的]{2,12}?)(?:这|那)一章")),
@@ -104,6 +105,8 @@ def read_scope(question: str) -> ScopeRequest:
 
 
 def _clean_topic(topic: str) -> str:
+    # "the pumpkin book's SVM chapter": what follows the owner names the chapter
+    topic = re.split(r"['’]s\s+|s['’]\s+", topic)[-1]
     words = [w for w in re.split(r"\s+", topic.strip(" '\"“”‘’")) if w and w.lower() not in _TOPIC_NOISE]
     text = " ".join(words)
     return text if len(text) >= 2 else ""
@@ -153,13 +156,26 @@ def _named_share(topic: str, node: OutlineNode) -> float:
     return topic_match(title, OutlineNode(topic, (topic,), 0, 0))
 
 
+# A topic in one language, headings in the other ("the chapter on support vector machines" of a Chinese book):
+# given (topic, headings), the heading it names or None (RAGTool.topic_across: the topic translated, or the
+# multilingual embedder's clear favourite)
+TopicAcross = Callable[[str, list[OutlineNode]], "OutlineNode | None"]
+
+
+def in_other_script(topic: str, nodes: list[OutlineNode]) -> bool:
+    """Whether the topic is written in the other script than most of these headings."""
+    chinese = sum(1 for n in nodes if CJK_CHAR.search(heading_text(n.title)))
+    return bool(nodes) and bool(CJK_CHAR.search(topic)) != (chinese * 2 > len(nodes))
+
+
 def resolve_scope(request: ScopeRequest, outlines: dict[str, Outline], names: dict[str, str], *,
                   question: str = "", named_docs: list[str] | None = None,
-                  languages: dict[str, str] | None = None) -> Scope | None:
+                  languages: dict[str, str] | None = None, topic_across: TopicAcross | None = None) -> Scope | None:
     """The scope in these documents (`outlines` and `names` by doc_id): the document the question names
     first, then one in the question's language, then the first that has such a chapter. None when no
     document has it (the caller says so) or the question names no scope. "The book" is a scope only when it
-    is clear which book: the one named, or the only one."""
+    is clear which book: the one named, or the only one. A topic in the other language than a document's
+    headings is matched by `topic_across`."""
     if not request.named or not outlines:
         return None
     order = _document_order(list(outlines), named_docs or [], question, languages or {})
@@ -181,6 +197,8 @@ def resolve_scope(request: ScopeRequest, outlines: dict[str, Outline], names: di
                              for n in pool), key=lambda t: t[:3], reverse=True)
             if scored and scored[0][0] >= TOPIC_MIN_MATCH:
                 node = scored[0][3]
+            elif topic_across is not None and in_other_script(request.topic, pool):
+                node = topic_across(request.topic, pool)
         elif request.unit == "pages":
             pages = request.pages
         whole = request.whole_document and not request.unit and (doc_id in (named_docs or []) or len(outlines) == 1)

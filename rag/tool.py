@@ -23,7 +23,7 @@ from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError,
 from core.llm import get_judge, get_llm
 from core.registry import ProcessRegistry
 from core.settings import Settings, get_settings
-from core.text import (clean_document_name, detect_language, other_language_words, search_tokens, with_words_replaced,
+from core.text import (clean_document_name, detect_language, has_cjk, other_language_words, search_tokens, with_words_replaced,
                        written_in)
 from core.vectors import get_vector_store
 from rag import prompts
@@ -40,11 +40,11 @@ from rag.dense import DenseSpaces, Progress
 from rag.figures import extract_figures, figures_dir, load_figures, remove_figures, save_figures
 from rag.ocr import remove_ocr_lines, save_ocr_lines
 from rag.reconcile import ReconcileReport, process_identity, reconcile_once
-from rag.outline import Outline, build_outline, chunks_under
+from rag.outline import Outline, OutlineNode, build_outline, chunks_under, heading_text
 from rag.parts import part_query, question_parts
 from rag.plan import QuestionPlan, plan_question
 from rag.retrieve import RAG_COLLECTION, RetrievalOptions, RetrievalResult, Retriever, document_scores
-from rag.scope import Scope
+from rag.scope import TOPIC_MIN_MATCH, Scope, topic_match
 from rag.shapes import Shape, compare_answer, hit_of, shape_of, summary_answer
 from rag.worked import widened
 from rag.store import MAX_COUNTED_TERMS, DocumentRecord, DocumentStore
@@ -87,6 +87,10 @@ def _mentions(text: str, side: str) -> bool:
 _translations: OrderedDict[tuple[str, str], str | None] = OrderedDict()
 # by question: its unknown words the other language's books hold translated, and those they do not
 _word_lookups: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+# Raw cosines of a topic and headings across languages run close (multilingual-e5-small: "support vector machines"
+# 0.84 to 支持向量机, 0.80 to the next); the right heading led by >= 0.02 in 13 of 24 topics tried on the pumpkin
+# book and Think Python, a wrong one never did
+TOPIC_ACROSS_MARGIN = 0.02
 QUOTED_WORDS_FOR_TRANSLATION = 2   # words of the other language a question quotes that make it about such a book
 MAX_TRANSLATED_WORDS = 3           # unknown words translated one by one (a model call each)
 PART_KINDS = ("lookup", "explain", "why", "howto", "example")   # kinds whose two asks are answered part by part
@@ -172,6 +176,7 @@ class RAGTool:
         self.dense = DenseSpaces(self.vectors, self.user_id, RAG_COLLECTION, self.embedder,
                                  get_multilingual_embedder(self.settings))
         self.llm = get_llm(self.settings)
+        self._terms: dict[tuple[str, str], str] = {}     # (word, language): the model's translation of one word
         self._judge: list = []          # the support judge (core.llm.get_judge), made on the first composed answer
         self.retriever = Retriever(self.settings, self.store, self.dense, self.llm)
         self.collection = self.dense.main.collection
@@ -453,7 +458,27 @@ class RAGTool:
         outlines = {d.doc_id: self.document_outline(d.doc_id) for d in docs}
         return plan_question(searched_text(question), {d: o.outline for d, o in outlines.items()},
                              {d.doc_id: d.name for d in docs}, {d: o.language for d, o in outlines.items()},
-                             self.named_documents(question, docs))
+                             self.named_documents(question, docs), topic_across=self.topic_across)
+
+    def topic_across(self, topic: str, headings: list[OutlineNode]) -> OutlineNode | None:
+        """The heading a topic in the other language names ("support vector machines" among 第 6 章 支持向量机 …):
+        with a model, the topic translated and matched by its words; else (or when that finds none) the heading
+        the multilingual embedder ranks first by a clear margin (TOPIC_ACROSS_MARGIN), never a near tie."""
+        language = "zh" if sum(1 for n in headings if has_cjk(n.title)) * 2 > len(headings) else "en"
+        if self.llm is not None:
+            translated = self._translated_words([topic], language, in_library=False).get(topic)
+            if translated:
+                scored = sorted(((topic_match(translated, n), -n.level, n) for n in headings), key=lambda t: t[:2],
+                                reverse=True)
+                if scored and scored[0][0] >= TOPIC_MIN_MATCH:
+                    return scored[0][2]
+        embedder = get_multilingual_embedder(self.settings)
+        if embedder is None or not headings:
+            return None
+        cosines = embedder.embed([heading_text(n.title) for n in headings], kind="document") @ embedder.embed_query(topic)
+        order = sorted(range(len(headings)), key=lambda i: -cosines[i])
+        margin = cosines[order[0]] - (cosines[order[1]] if len(order) > 1 else 0.0)
+        return headings[order[0]] if margin >= TOPIC_ACROSS_MARGIN else None
 
     def scope_chunks(self, scope: Scope) -> list[Chunk]:
         chunks = self.document_outline(scope.doc_id).chunks
@@ -616,18 +641,27 @@ class RAGTool:
             _word_lookups.pop(_translations.popitem(last=False)[0][0], None)
         return translated
 
-    def _translated_words(self, words: list[str], language: str) -> dict[str, str]:
+    def _translated_words(self, words: list[str], language: str, *, in_library: bool = True) -> dict[str, str]:
         """Each word (at most MAX_TRANSLATED_WORDS) in `language` as the model writes it, kept when a chunk of this
-        library holds the translation: a word the other language's books use is found, not called unknown."""
+        library holds the translation (`in_library`): a word the other language's books use is found, not called
+        unknown."""
         out = {}
         for word in words[:MAX_TRANSLATED_WORDS]:
-            try:
-                term = self.llm.complete(prompts.term_translation_messages(word, language), max_tokens=16,
-                                         temperature=0.0).strip().strip('"“”。.').splitlines()[0].strip()
-            except (LLMError, IndexError):
-                log.warning("translating %r failed", word, exc_info=True)
-                continue
+            term = self._terms.get((word, language))
+            if term is None:
+                try:
+                    term = self.llm.complete(prompts.term_translation_messages(word, language), max_tokens=16,
+                                             temperature=0.0).strip().strip('"“”。.').splitlines()[0].strip()
+                except (LLMError, IndexError):
+                    log.warning("translating %r failed", word, exc_info=True)
+                    continue
+                self._terms[(word, language)] = term
+                while len(self._terms) > 1024:
+                    self._terms.pop(next(iter(self._terms)))
             if term and written_in(term, language, word):
+                if not in_library:
+                    out[word] = term
+                    continue
                 _, found = self.store.term_document_counts(self.user_id, search_tokens(term))
                 if found and all(found.get(t) for t in search_tokens(term)):
                     out[word] = term

@@ -319,3 +319,24 @@ def test_a_chinese_question_quoting_an_english_books_words_is_also_searched_in_e
     answer = tool.ask("为什么 tuples 可以用作 dictionary keys？")
     assert translation_asked(fake_llm)
     assert not answer.refused and "learning-python.md" in {c.doc_name for c in answer.citations}, answer.text
+
+
+def test_a_chapter_named_by_its_subject_in_the_other_language_is_summarized(llm_settings, fake_llm):
+    """"the notes' chapter on model evaluation" of a Chinese book: the subject is translated (模型评估) and matched
+    to the heading 第 2 章 模型评估 by its words, and that chapter is summarized, not refused or searched for."""
+    tool = two_books(llm_settings)
+    fake_llm.terms = {"model evaluation": "模型评估"}
+    fake_llm.answer = "This chapter covers training error, overfitting and how to hold out a test set [1]."
+    answer = tool.ask("Summarize the machine learning notes' chapter on model evaluation")
+    assert answer.kind == "summarize" and not answer.refused, answer.text
+    assert "经验误差与过拟合" in answer.text and "评估方法" in answer.text, answer.text
+    assert all(c.doc_name == "ml-notes.md" for c in answer.citations)
+
+
+def test_a_subject_in_the_same_script_as_the_headings_is_not_sent_across():
+    from rag.outline import OutlineNode
+    from rag.scope import in_other_script
+    chinese = [OutlineNode("第 1 章 绪论", ("第 1 章 绪论",), 0, 0), OutlineNode("第 2 章 模型评估", ("第 2 章 模型评估",), 1, 1)]
+    assert in_other_script("model evaluation", chinese) and not in_other_script("模型评估", chinese)
+    english = [OutlineNode("Chapter 3 Files", ("Chapter 3 Files",), 0, 0)]
+    assert in_other_script("文件", english) and not in_other_script("files", english)
