@@ -23,8 +23,8 @@ from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError,
 from core.llm import get_judge, get_llm
 from core.registry import ProcessRegistry
 from core.settings import Settings, get_settings
-from core.text import (clean_document_name, detect_language, has_cjk, other_language_words, search_tokens, with_words_replaced,
-                       written_in)
+from core.text import (clean_document_name, detect_language, has_cjk, other_language_words, search_tokens,
+                       with_words_replaced, written_in)
 from core.vectors import get_vector_store
 from rag import prompts
 from rag.answer import (Source, add_book_answer, add_supporting_quote, attribute_uncited, citation_for,
@@ -85,8 +85,6 @@ def _mentions(text: str, side: str) -> bool:
 
 
 _translations: OrderedDict[tuple[str, str], str | None] = OrderedDict()
-# by question: its unknown words the other language's books hold translated, and those they do not
-_word_lookups: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
 # Raw cosines of a topic and headings across languages run close (multilingual-e5-small: "support vector machines"
 # 0.84 to 支持向量机, 0.80 to the next); the right heading led by >= 0.02 in 13 of 24 topics tried on the pumpkin
 # book and Think Python, a wrong one never did
@@ -177,6 +175,8 @@ class RAGTool:
                                  get_multilingual_embedder(self.settings))
         self.llm = get_llm(self.settings)
         self._terms: dict[tuple[str, str], str] = {}     # (word, language): the model's translation of one word
+        # by question: its unknown words this library holds in the other language, and those it does not
+        self.word_lookups: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self._judge: list = []          # the support judge (core.llm.get_judge), made on the first composed answer
         self.retriever = Retriever(self.settings, self.store, self.dense, self.llm)
         self.collection = self.dense.main.collection
@@ -475,7 +475,8 @@ class RAGTool:
         embedder = get_multilingual_embedder(self.settings)
         if embedder is None or not headings:
             return None
-        cosines = embedder.embed([heading_text(n.title) for n in headings], kind="document") @ embedder.embed_query(topic)
+        titles = embedder.embed([heading_text(n.title) for n in headings], kind="document")
+        cosines = titles @ embedder.embed_query(topic)
         order = sorted(range(len(headings)), key=lambda i: -cosines[i])
         margin = cosines[order[0]] - (cosines[order[1]] if len(order) > 1 else 0.0)
         return headings[order[0]] if margin >= TOPIC_ACROSS_MARGIN else None
@@ -534,7 +535,8 @@ class RAGTool:
         # matches, not to Think Python's chapter on it), and the translation costs the model a prompt
         # a question that quotes the other language's words ("…为什么要求 operational readiness flight？") is about a
         # document in that language, named or not
-        named = bool(plan.scope or plan.documents) or len(other_language_words(question)) >= QUOTED_WORDS_FOR_TRANSLATION
+        named = bool(plan.scope or plan.documents) or \
+            len(other_language_words(question)) >= QUOTED_WORDS_FOR_TRANSLATION
         terms = self.question_terms(question)
         unknown = [w for w in self.unknown_words(question, terms) if own_words is None or w in own_words]
         translation = self._translation(question, plan, unknown=unknown) if named else None
@@ -547,7 +549,7 @@ class RAGTool:
                 result, evidence = self._searched(question, plan, terms, within, translation, options)
         # a word the other language's books hold, translated, is not unknown ("overfitting": 过拟合); one they do not
         # hold either is unknown whatever language the best passage is in
-        resolved, unresolved = _word_lookups.get(question, (frozenset(), frozenset())) if translation else ((), ())
+        resolved, unresolved = self.word_lookups.get(question, ((), ())) if translation else ((), ())
         unknown = [w for w in unknown if w not in resolved]
         hits = result.answering_hits
         queries[:] = result.queries
@@ -612,7 +614,7 @@ class RAGTool:
         """The question in the language of the documents it is about, when they are in another one (an English
         question about a Chinese book): searched too, and the other language's passages judged by it. Its words
         no chunk holds (`unknown`) are also translated one by one (a small model keeps "hallucination" in English
-        inside a sentence) and put in where the library holds their translation (`_word_lookups`). Only with
+        inside a sentence) and put in where this library holds their translation (`word_lookups`). Only with
         a model; None otherwise or when it fails."""
         if self.llm is None:
             return None
@@ -623,22 +625,25 @@ class RAGTool:
         if not other:
             return None
         key = (question, other[0])
-        if key in _translations:
-            return _translations[key]
-        try:
-            text = self.llm.complete(prompts.translation_messages(question, other[0]), max_tokens=80,
-                                     temperature=0.0).strip().strip('"“”').splitlines()[0].strip()
-        except (LLMError, IndexError):
-            log.warning("translating the question failed; searching it as asked", exc_info=True)
-            return None
-        translated = text if text and written_in(text, other[0], question) else None
-        words = self._translated_words(unknown, other[0])
+        if key in _translations:          # the sentence's translation: the same for everyone
+            translated = _translations[key]
+        else:
+            try:
+                text = self.llm.complete(prompts.translation_messages(question, other[0]), max_tokens=80,
+                                         temperature=0.0).strip().strip('"“”').splitlines()[0].strip()
+            except (LLMError, IndexError):
+                log.warning("translating the question failed; searching it as asked", exc_info=True)
+                return None
+            translated = text if text and written_in(text, other[0], question) else None
+            _translations[key] = translated
+            while len(_translations) > 256:
+                _translations.popitem(last=False)
+        words = self._translated_words(unknown, other[0])     # what this person's library holds
         if words:
             translated = with_words_replaced(translated or question, words)
-        _word_lookups[question] = (frozenset(words), frozenset(unknown[:MAX_TRANSLATED_WORDS]) - set(words))
-        _translations[key] = translated
-        while len(_translations) > 256:
-            _word_lookups.pop(_translations.popitem(last=False)[0][0], None)
+        self.word_lookups[question] = (frozenset(words), frozenset(unknown[:MAX_TRANSLATED_WORDS]) - set(words))
+        while len(self.word_lookups) > 256:
+            self.word_lookups.pop(next(iter(self.word_lookups)))
         return translated
 
     def _translated_words(self, words: list[str], language: str, *, in_library: bool = True) -> dict[str, str]:
