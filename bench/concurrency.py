@@ -66,6 +66,8 @@ def ask_in_a_loop(assistant, stop: threading.Event, seconds: list[float], errors
                 errors.append(f"no citation for {QUESTIONS[i % len(QUESTIONS)]!r}")
         except AssistantError as exc:
             errors.append(str(exc))
+        except Exception as exc:  # noqa: BLE001 - a failure a person would meet is an error here, not a dead thread
+            errors.append(f"{type(exc).__name__}: {exc}")
         seconds.append(time.perf_counter() - started)
         passages.append(shown if shown is not None else seconds[-1])
         i += 1

@@ -55,6 +55,10 @@ CREATE TABLE IF NOT EXISTS pending_ingests (
 # BM25 tables of this layout (a heading and a body field, words stemmed by core.text.bm25_tokens) end with
 # this; a table without it was written by an older version and is rebuilt when the store opens.
 FTS_SUFFIX = "_hb"
+# What SQLite says when a reader reloads a schema another connection is changing: with ten people asking at once,
+# one person's first question (its term counts' table) made two others' searches fail with the first.
+SCHEMA_RACE = ("vtable constructor failed", "database schema has changed")
+SCHEMA_RACE_RETRIES = 3
 MAX_COUNTED_TERMS = 64   # term_document_counts looks up at most this many distinct terms of a question
 
 
@@ -116,16 +120,27 @@ class DocumentStore:
         return another_connection(self._conn, timeout=BUSY_TIMEOUT_S)
 
     def _read(self, sql: str, params=()) -> list[tuple]:
-        """All rows of one query, on a reader connection of its own: the last committed state."""
-        with self._readers_lock:
-            conn = self._idle_readers.pop() if self._idle_readers else None
-        if conn is None:
-            conn = self._connect()
-        try:
-            return conn.execute(sql, params).fetchall()
-        finally:
+        """All rows of one query, on a reader connection of its own: the last committed state. A read that
+        meets another connection changing the schema (a new person's BM25 table) is made again on a fresh
+        connection (SCHEMA_RACE)."""
+        for attempt in range(SCHEMA_RACE_RETRIES + 1):
+            with self._readers_lock:
+                conn = self._idle_readers.pop() if self._idle_readers else None
+            if conn is None:
+                conn = self._connect()
+            try:
+                rows = conn.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                if attempt == SCHEMA_RACE_RETRIES or not any(s in str(exc) for s in SCHEMA_RACE):
+                    raise
+                log.info("a read met a schema change (%s); reading again", exc)
+                time.sleep(0.05 * (attempt + 1))
+                continue
             with self._readers_lock:
                 self._idle_readers.append(conn)
+            return rows
+        raise AssertionError("unreachable")
 
     def _migrate(self) -> None:
         """Bring a store written by an older version up to this schema (columns are only ever added)."""
@@ -135,6 +150,8 @@ class DocumentStore:
         if "context_prefix" not in columns:
             self._conn.execute("ALTER TABLE chunks ADD COLUMN context_prefix TEXT")
         self._rebuild_old_indexes()
+        for (name,) in self._conn.execute("SELECT name FROM fts_tables").fetchall():
+            self._conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {name}_vocab USING fts5vocab({name}, 'row')")
 
     # -- documents -----------------------------------------------------------------------------
     def get_document(self, user_id: str, doc_id: str) -> DocumentRecord | None:
@@ -321,8 +338,11 @@ class DocumentStore:
         return name
 
     def _create_fts(self, name: str) -> None:
+        """A person's BM25 table and its term counts (made with it, not at their first question: a schema change
+        while others read is what SCHEMA_RACE is about)."""
         self._conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5(heading, body, "
                            "tokenize='unicode61 remove_diacritics 0')")
+        self._conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {name}_vocab USING fts5vocab({name}, 'row')")
 
     def _rebuild_old_indexes(self) -> None:
         """A BM25 table written by an older version (one field, words not stemmed) is rebuilt from the
