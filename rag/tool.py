@@ -89,7 +89,8 @@ _translations: OrderedDict[tuple[str, str], str | None] = OrderedDict()
 # 0.84 to 支持向量机, 0.80 to the next); the right heading led by >= 0.02 in 13 of 24 topics tried on the pumpkin
 # book and Think Python, a wrong one never did
 TOPIC_ACROSS_MARGIN = 0.02
-QUOTED_WORDS_FOR_TRANSLATION = 2   # words of the other language a question quotes that make it about such a book
+QUOTED_WORDS_FOR_TRANSLATION = 2   # quoted words of the other language, held only by its books, that make a question
+MAX_QUOTED_WORDS_READ = 6          # about such a book (the first few looked up)
 MAX_TRANSLATED_WORDS = 3           # unknown words translated one by one (a model call each)
 PART_KINDS = ("lookup", "explain", "why", "howto", "example")   # kinds whose two asks are answered part by part
 
@@ -535,8 +536,7 @@ class RAGTool:
         # matches, not to Think Python's chapter on it), and the translation costs the model a prompt
         # a question that quotes the other language's words ("…为什么要求 operational readiness flight？") is about a
         # document in that language, named or not
-        named = bool(plan.scope or plan.documents) or \
-            len(other_language_words(question)) >= QUOTED_WORDS_FOR_TRANSLATION
+        named = bool(plan.scope or plan.documents) or self._quotes_other_books(question, plan)
         terms = self.question_terms(question)
         unknown = [w for w in self.unknown_words(question, terms) if own_words is None or w in own_words]
         translation = self._translation(question, plan, unknown=unknown) if named else None
@@ -645,6 +645,20 @@ class RAGTool:
         while len(self.word_lookups) > 256:
             self.word_lookups.pop(next(iter(self.word_lookups)))
         return translated
+
+    def _quotes_other_books(self, question: str, plan: QuestionPlan) -> bool:
+        """Whether the question quotes words of the other language that only its books hold ("…为什么要求
+        operational readiness flight？" over the FAA notice): at least QUOTED_WORDS_FOR_TRANSLATION of them that no
+        book in the question's language contains. "BERT 做 MLM 的时候…" quotes words its Chinese book uses too: no."""
+        words = list(dict.fromkeys(other_language_words(question)))[:MAX_QUOTED_WORDS_READ]
+        if len(words) < QUOTED_WORDS_FOR_TRANSLATION:
+            return False
+        docs = self.store.list_documents(self.user_id)
+        own = [d.doc_id for d in docs if self.document_outline(d.doc_id).language == plan.language]
+        if len(own) == len(docs):
+            return False                  # no book in the other language
+        absent = [w for w in words if not own or not self.store.bm25_search(self.user_id, w, 1, doc_ids=own)]
+        return len(absent) >= QUOTED_WORDS_FOR_TRANSLATION
 
     def _translated_words(self, words: list[str], language: str, *, in_library: bool = True) -> dict[str, str]:
         """Each word (at most MAX_TRANSLATED_WORDS) in `language` as the model writes it, kept when a chunk of this

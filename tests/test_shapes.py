@@ -340,3 +340,23 @@ def test_a_subject_in_the_same_script_as_the_headings_is_not_sent_across():
     assert in_other_script("model evaluation", chinese) and not in_other_script("模型评估", chinese)
     english = [OutlineNode("Chapter 3 Files", ("Chapter 3 Files",), 0, 0)]
     assert in_other_script("文件", english) and not in_other_script("files", english)
+
+
+ENSEMBLES_ZH = """# 集成学习笔记
+
+## 第 8 章 集成学习
+
+Bagging 是并行式集成学习方法的代表，基学习器可以并行生成。Boosting 是一族可将弱学习器提升为强学习器的算法，
+基学习器串行生成。
+"""
+
+
+def test_a_chinese_question_quoting_words_its_own_book_uses_is_not_translated(llm_settings, fake_llm):
+    """"Bagging 和 Boosting 有什么区别？" quotes English words the Chinese book itself uses: it is about that book,
+    and no model call goes to translating it."""
+    tool = two_books(llm_settings, ENSEMBLES_ZH, "集成学习笔记", "ensembles.md")
+    fake_llm.translation = "What is the difference between Bagging and Boosting?"
+    fake_llm.answer = "Bagging 的基学习器可以并行生成，Boosting 的基学习器串行生成 [1]。"
+    answer = tool.ask("Bagging 和 Boosting 有什么区别？")
+    assert not translation_asked(fake_llm)
+    assert not answer.refused and {c.doc_name for c in answer.citations} == {"ensembles.md"}, answer.text
