@@ -92,6 +92,7 @@ TOPIC_ACROSS_MARGIN = 0.02
 QUOTED_WORDS_FOR_TRANSLATION = 2   # quoted words of the other language, held only by its books, that make a question
 MAX_QUOTED_WORDS_READ = 6          # about such a book (the first few looked up)
 MAX_TRANSLATED_WORDS = 3           # unknown words translated one by one (a model call each)
+EARLY_SOURCES = 5                  # passages shown while a question waits for the model to translate it
 PART_KINDS = ("lookup", "explain", "why", "howto", "example")   # kinds whose two asks are answered part by part
 
 
@@ -539,11 +540,22 @@ class RAGTool:
         named = bool(plan.scope or plan.documents) or self._quotes_other_books(question, plan)
         terms = self.question_terms(question)
         unknown = [w for w in self.unknown_words(question, terms) if own_words is None or w in own_words]
+        # a translation is a model call: while the model answers others, the passages found as asked are shown
+        # first (`_queued_sources`), and those of the translated search replace them
+        shown_early = False
+        if named and self._model_waiting():
+            early = self._queued_sources(question, self._searched(question, plan, terms, within, None, options)[1])
+            if early is not None:
+                shown_early = True
+                yield early
         translation = self._translation(question, plan, unknown=unknown) if named else None
         result, evidence = self._searched(question, plan, terms, within, translation, options)
         if not translation and evidence_strength(evidence, unknown) < self.settings.answer_min_support:
             # also when the book it seemed to name is in its own language ("the machine learning notes" named
             # "Learning Python" by a shared word): the other language's books may be the ones that answer
+            if not shown_early and self.llm is not None and self._model_waiting() and \
+                    (early := self._queued_sources(question, evidence)) is not None:
+                yield early
             translation = self._translation(question, plan, anywhere=True, unknown=unknown)
             if translation:
                 result, evidence = self._searched(question, plan, terms, within, translation, options)
@@ -645,6 +657,25 @@ class RAGTool:
         while len(self.word_lookups) > 256:
             self.word_lookups.pop(next(iter(self.word_lookups)))
         return translated
+
+    def _model_waiting(self) -> int:
+        """Answers the model is writing or has queued now (0 for an endpoint, which queues on its side)."""
+        return getattr(self.llm, "waiting", lambda: 0)() if self.llm is not None else 0
+
+    def _queued_sources(self, question: str, evidence: list[Evidence]) -> SourcesEvent | None:
+        """The passages a question finds as asked, shown at once with the queue's notice while the model is busy:
+        its translation waits for the model's turn, its passages do not (None when there are none)."""
+        waiting = self._model_waiting()
+        early, seen = [], set()
+        for ev in evidence:
+            if ev.hit.chunk.chunk_id not in seen and len(early) < EARLY_SOURCES:
+                seen.add(ev.hit.chunk.chunk_id)
+                early.append(citation_for(len(early) + 1, ev.hit, quote=ev.unit.text, support=ev.score))
+        if not early:
+            return None
+        return SourcesEvent(early, search_query=question,
+                            waiting_for=Notice(prompts.QUEUED.format(n=waiting), key="notice_queued", n=waiting)
+                            if waiting else "")
 
     def _quotes_other_books(self, question: str, plan: QuestionPlan) -> bool:
         """Whether the question quotes words of the other language that only its books hold ("…为什么要求

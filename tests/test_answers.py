@@ -494,6 +494,32 @@ def test_an_uncited_sentence_no_passage_backs_is_left_out_and_its_mark_goes_with
 
 # -- the local model, for real, on a tiny context ----------------------------------------------------------------
 
+
+def test_a_question_to_translate_shows_its_passages_while_the_model_answers_another(tmp_path, local_model_dir):
+    """Passages never wait behind the local model: an English question about the Chinese notes must be translated
+    (a model call) while another person's answer is being written; its passages come at once, with the queue's
+    notice, before the model is free — then the answer follows as usual."""
+    from core.settings import Settings
+    s = Settings(_env_file=None, data_dir=tmp_path / "data", llm_model_dir=local_model_dir, llm_backend="local",
+                 llm_temperature=0.0, llm_local_max_tokens=80)
+    tool = RAGTool("reader", s)
+    tool.add_text(BOOK, title="Think Python notes", name="think.md")
+    tool.add_text(ZH, title="南瓜书笔记", name="pumpkin.md")
+    question = "What do the pumpkin notes say about support vector machines?"
+    tool.plan(question)                             # the question classifiers load once, before the clock matters
+    other = tool.llm.stream([{"role": "user", "content": "Count from 1 to 60, one number per line."}], max_tokens=200)
+    next(other)                                     # the model is writing someone else's answer (80 tokens, ~5 s)
+    stream = tool.ask_stream(question)
+    try:
+        first = next(stream)
+        assert isinstance(first, SourcesEvent) and first.citations and first.waiting_for, first
+        assert tool.llm.waiting() >= 1              # shown while the other answer is still being written
+        assert any(c.doc_name == "pumpkin.md" for c in first.citations)
+    finally:
+        other.close()
+    rest = list(stream)
+    assert isinstance(rest[-1], Answer) and not rest[-1].refused, rest[-1].text
+
 def test_the_local_model_composes_a_cited_checked_answer_and_names_itself(tmp_path, local_model_dir):
     from core.settings import Settings
     s = Settings(_env_file=None, data_dir=tmp_path / "data", llm_model_dir=local_model_dir, llm_backend="local",
