@@ -13,6 +13,7 @@ import pytest
 from core.errors import DocumentError
 from core.settings import Settings
 from core.vectors import close_vector_store
+from rag.dense import EMBED_BATCH
 from rag.reconcile import reconcile
 from rag.tool import RAGTool
 from tests.browser.pdfgen import COOKING, STUDY, make_pdf
@@ -137,7 +138,7 @@ def test_reconcile_keeps_an_ingest_in_flight(tmp_path, reliability):
     go_on.set()
     ingest.join()
     state = library_state(tool)
-    assert report.clean and still == in_flight >= 64 and len(files) == 1
+    assert report.clean and still == in_flight >= EMBED_BATCH and len(files) == 1   # a first batch landed
     assert_consistent(state)
     assert state.documents == [results[0].doc_id]
     reliability.record("Crash", "reconcile while an ingest is in flight (same process)",
