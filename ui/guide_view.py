@@ -50,7 +50,7 @@ def chapter_html(request, chapter: GuideChapter, *, open_: bool, standing=None, 
                    f'<ul class="guide-sections">{items}</ul>')
     if chapter.summary and not chapter.citations:          # nothing but its heading: tables, code or a list only
         out.append(f'<div class="guide-label">{html.escape(t(request, "guide_summary"))}</div>'
-                   f'<p class="guide-pending">{html.escape(t(request, "guide_no_summary"))}</p>')
+                   f'<p class="guide-empty">{html.escape(t(request, "guide_no_summary"))}</p>')
     elif chapter.summary:
         out.append(f'<div class="guide-label">{html.escape(t(request, "guide_summary"))}</div>'
                    f'<div class="guide-summary">{markdown_html(chapter.summary)}</div>')
@@ -79,7 +79,7 @@ def chapter_html(request, chapter: GuideChapter, *, open_: bool, standing=None, 
         out.append('<ol class="guide-questions">'
                    + "".join(f"<li>{html.escape(q)}</li>" for q in chapter.questions) + "</ol>")
     else:
-        out.append(f'<p class="guide-pending">{html.escape(t(request, "guide_no_questions"))}</p>')
+        out.append(f'<p class="guide-empty">{html.escape(t(request, "guide_no_questions"))}</p>')   # final, not pending
     out.append("</details>")
     return "".join(out)
 
