@@ -221,16 +221,22 @@ def renumber(text: str, valid: set[int]) -> tuple[str, list[int]]:
 
 # -- the three kinds of answer ---------------------------------------------------------------------------------
 
+def evidence_citations(evidence: list[Evidence], limit: int) -> list[Citation]:
+    """The best unit of each of the first `limit` passages of the evidence, as citations numbered from 1."""
+    cited, seen = [], set()
+    for ev in evidence:
+        if ev.hit.chunk.chunk_id not in seen and len(cited) < limit:
+            seen.add(ev.hit.chunk.chunk_id)
+            cited.append(citation_for(len(cited) + 1, ev.hit, quote=ev.unit.text, support=ev.score))
+    return cited
+
+
 def refusal(question: str, evidence: list[Evidence], hits: list[SearchHit], *, max_related: int = 3,
             unknown_words: list[str] = ()) -> Answer:
     """'Not in your documents', with the closest passages as related reading; naming the question's
     words that no passage of the library contains, when there are any."""
     zh = detect_language(question) == "zh"
-    related, seen = [], set()
-    for ev in evidence:
-        if ev.hit.chunk.chunk_id not in seen and len(related) < max_related:
-            seen.add(ev.hit.chunk.chunk_id)
-            related.append(citation_for(len(related) + 1, ev.hit, quote=ev.unit.text, support=ev.score))
+    related = evidence_citations(evidence, max_related)
     if not related:
         related = [citation_for(i, h) for i, h in enumerate(hits[:max_related], start=1)]
     text = prompts.NOT_IN_DOCUMENTS_ZH if zh else prompts.NOT_IN_DOCUMENTS

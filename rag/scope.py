@@ -162,10 +162,15 @@ def _named_share(topic: str, node: OutlineNode) -> float:
 TopicAcross = Callable[[str, list[OutlineNode]], "OutlineNode | None"]
 
 
+def headings_language(nodes: list[OutlineNode]) -> str:
+    """"zh" when most of these headings are written in Chinese, else "en"."""
+    chinese = sum(1 for n in nodes if CJK_CHAR.search(heading_text(n.title)))
+    return "zh" if chinese * 2 > len(nodes) else "en"
+
+
 def in_other_script(topic: str, nodes: list[OutlineNode]) -> bool:
     """Whether the topic is written in the other script than most of these headings."""
-    chinese = sum(1 for n in nodes if CJK_CHAR.search(heading_text(n.title)))
-    return bool(nodes) and bool(CJK_CHAR.search(topic)) != (chinese * 2 > len(nodes))
+    return bool(nodes) and bool(CJK_CHAR.search(topic)) != (headings_language(nodes) == "zh")
 
 
 def resolve_scope(request: ScopeRequest, outlines: dict[str, Outline], names: dict[str, str], *,

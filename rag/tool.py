@@ -23,13 +23,13 @@ from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError,
 from core.llm import get_judge, get_llm
 from core.registry import ProcessRegistry
 from core.settings import Settings, get_settings
-from core.text import (clean_document_name, detect_language, has_cjk, other_language_words, search_tokens,
+from core.text import (clean_document_name, detect_language, other_language_words, search_tokens,
                        with_words_replaced, written_in)
 from core.vectors import get_vector_store
 from rag import prompts
 from rag.answer import (Source, add_book_answer, add_supporting_quote, attribute_uncited, citation_for,
-                        drop_unsupported, extractive_answer, focused_sources, has_words, refusal, says_not_found,
-                        stream_composed_answer, whole_chunk_sources)
+                        drop_unsupported, evidence_citations, extractive_answer, focused_sources, has_words, refusal,
+                        says_not_found, stream_composed_answer, whole_chunk_sources)
 from rag.compare import comparison_sides
 from rag.abbreviations import spell_out
 from rag.focus import search_focus
@@ -44,7 +44,7 @@ from rag.outline import Outline, OutlineNode, build_outline, chunks_under, headi
 from rag.parts import part_query, question_parts
 from rag.plan import QuestionPlan, plan_question
 from rag.retrieve import RAG_COLLECTION, RetrievalOptions, RetrievalResult, Retriever, document_scores
-from rag.scope import TOPIC_MIN_MATCH, Scope, topic_match
+from rag.scope import TOPIC_MIN_MATCH, Scope, headings_language, topic_match
 from rag.shapes import Shape, compare_answer, hit_of, shape_of, summary_answer
 from rag.worked import widened
 from rag.store import MAX_COUNTED_TERMS, DocumentRecord, DocumentStore
@@ -466,7 +466,7 @@ class RAGTool:
         """The heading a topic in the other language names ("support vector machines" among 第 6 章 支持向量机 …):
         with a model, the topic translated and matched by its words; else (or when that finds none) the heading
         the multilingual embedder ranks first by a clear margin (TOPIC_ACROSS_MARGIN), never a near tie."""
-        language = "zh" if sum(1 for n in headings if has_cjk(n.title)) * 2 > len(headings) else "en"
+        language = headings_language(headings)
         if self.llm is not None:
             translated = self._translated_words([topic], language, in_library=False).get(topic)
             if translated:
@@ -665,17 +665,13 @@ class RAGTool:
     def _queued_sources(self, question: str, evidence: list[Evidence]) -> SourcesEvent | None:
         """The passages a question finds as asked, shown at once with the queue's notice while the model is busy:
         its translation waits for the model's turn, its passages do not (None when there are none)."""
+        early = evidence_citations(evidence, EARLY_SOURCES)
+        return SourcesEvent(early, search_query=question, waiting_for=self._queue_notice()) if early else None
+
+    def _queue_notice(self):
+        """"Your answer is queued …" while the model answers others, else ""."""
         waiting = self._model_waiting()
-        early, seen = [], set()
-        for ev in evidence:
-            if ev.hit.chunk.chunk_id not in seen and len(early) < EARLY_SOURCES:
-                seen.add(ev.hit.chunk.chunk_id)
-                early.append(citation_for(len(early) + 1, ev.hit, quote=ev.unit.text, support=ev.score))
-        if not early:
-            return None
-        return SourcesEvent(early, search_query=question,
-                            waiting_for=Notice(prompts.QUEUED.format(n=waiting), key="notice_queued", n=waiting)
-                            if waiting else "")
+        return Notice(prompts.QUEUED.format(n=waiting), key="notice_queued", n=waiting) if waiting else ""
 
     def _quotes_other_books(self, question: str, plan: QuestionPlan) -> bool:
         """Whether the question quotes words of the other language that only its books hold ("…为什么要求
@@ -846,11 +842,8 @@ class RAGTool:
         else:
             sources = whole_chunk_sources(hits, self.settings.context_tokens, evidence)
             system, max_tokens = prompts.ANSWER_SYSTEM, self.settings.llm_max_tokens
-        waiting = getattr(self.llm, "waiting", lambda: 0)()
         yield SourcesEvent([citation_for(s.n, s.hit, quote=s.text, support=s.support) for s in sources],
-                           search_query=question, composed=True,
-                           waiting_for=Notice(prompts.QUEUED.format(n=waiting), key="notice_queued", n=waiting)
-                           if waiting else "")
+                           search_query=question, composed=True, waiting_for=self._queue_notice())
         zh = detect_language(question) == "zh"
         emitted = False
         try:
