@@ -12,11 +12,21 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # once per machine, instead of copying 491 MB into each temporary data folder.
 os.environ.setdefault("LLM_MODEL_DIR", os.path.join(tempfile.gettempdir(), "pdf-learning-assistant-test-models"))
 
-from core.settings import Settings  # noqa: E402
+from core.settings import Settings, get_settings  # noqa: E402
 from tests.reliability import table as reliability_table  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"     # Debian's chromium; Playwright never downloads a browser here
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_settings_cache():
+    """get_settings() is cached for the process: a test whose code reads it under its own environment (a
+    conversion without settings, the in-process CLI) must not hand that environment to the next test in the
+    same worker (the CLI test once answered with the local model because an earlier test had filled it)."""
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import StoreUnavailable
-from core.settings import Settings
+from core.settings import Settings, get_settings
 from rag.tool import RAGTool
 from tests.test_convert import body, make_pdf, write
 from tests.test_rag_core import NOTES
@@ -42,6 +42,7 @@ def cli(args: list[str], data_dir: Path, monkeypatch, capsys) -> tuple[int, str,
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    get_settings.cache_clear()      # the environment set here, not whatever filled the process's cache before
     capsys.readouterr()
     status = main(args)
     out = capsys.readouterr()
@@ -49,6 +50,8 @@ def cli(args: list[str], data_dir: Path, monkeypatch, capsys) -> tuple[int, str,
 
 
 def test_cli_ingest_search_ask_list_remove(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LLM_BACKEND", "local")
+    assert get_settings().llm_backend == "local"     # an earlier reader of the settings left them cached
     pdf = write(tmp_path, "course.pdf", two_page_course())
     data = tmp_path / "data"
     out = run(["-m", "rag", "ingest", str(pdf), "--user", "cli"], tmp_path / "entry")   # the real entry point
