@@ -538,3 +538,21 @@ def test_the_local_model_composes_a_cited_checked_answer_and_names_itself(tmp_pa
         assert re.search(r"\[1\]", answer.text) or answer.citations[0].n == 1
     items, refused = stream(tool, "Who painted the Mona Lisa?")
     assert refused.refused and not [i for i in items if isinstance(i, str) and "Mona" in i]
+
+
+def test_a_summary_with_the_local_model_shows_only_what_it_keeps(tmp_path, local_model_dir):
+    """The local model's overview of a summary never held (its sentences cite nothing): the person saw text appear
+    and vanish. The summary is the sections in the book's words, streamed exactly as it ends."""
+    from core.settings import Settings
+    s = Settings(_env_file=None, data_dir=tmp_path / "data", llm_model_dir=local_model_dir, llm_backend="local",
+                 llm_temperature=0.0, support_judge="none")
+    tool = RAGTool("reader", s)
+    chapter = BOOK.replace("# Tuples", "# Chapter 1 Sequences\n\n## Tuples").replace("# Recursion", "## Recursion")
+    tool.add_text(chapter, title="Think Python notes", name="think.md")
+    items, answer = stream(tool, "Summarize chapter 1")
+    assert answer.kind == "summarize" and not answer.refused, answer.text
+    assert answer.text.startswith("**Chapter 1 Sequences**"), answer.text
+    streamed = "".join(i for i in items if isinstance(i, str))
+    assert " ".join(streamed.split()) == " ".join(answer.text.split())
+    assert "Tuples" in answer.text and "Recursion" in answer.text and answer.citations
+    assert not any("left out" in str(n) for n in answer.notices)
