@@ -6,7 +6,10 @@ the packed local prompt, the model). Per question: first token (from the questio
 passages being shown, i.e. the model's own share), pieces per second after the first (one piece is one
 token from llama.cpp), the whole answer, and the answer's opening. The model is loaded before timing.
 
-    python bench/answer.py [--model qwen2.5-coder-0.5b] [--data-dir DIR] [--questions 6]
+    python bench/answer.py [--model qwen2.5-coder-0.5b] [--data-dir DIR] [--questions 6] [--summaries 4]
+
+--summaries N then asks for chapters 1..N of each book summarized the way a study guide's "Summarize chapter 2 of
+Think Python" does, each for the first time (no summary of it made yet), and prints when its first line is shown.
 
 --data-dir keeps the ingested books (and the joined model) for a second run; default: a temp folder.
 """
@@ -91,12 +94,50 @@ def run_question(tool, question: str) -> dict:
     return row
 
 
+def first_line_s(tool, question: str) -> dict:
+    """A chapter summary asked for the first time: seconds until anything is shown (its passages or text) and until
+    its first whole line of text (the stream's first newline after some text, or the whole answer)."""
+    from rag.types import Answer, SourcesEvent
+    started = time.perf_counter()
+    shown = line = None
+    text = ""
+    answer = None
+    for item in tool.ask_stream(question):
+        now = time.perf_counter()
+        if isinstance(item, SourcesEvent):
+            shown = shown or now
+        elif isinstance(item, Answer):
+            answer = item
+        elif isinstance(item, str) and item:
+            shown = shown or now
+            text += item
+            if line is None and "\n" in text.strip():
+                line = now
+    end = time.perf_counter()
+    return {"question": question, "refused": bool(answer and answer.refused),
+            "mode": answer.mode if answer else "?",
+            "shown_s": round((shown or end) - started, 2), "first_line_s": round((line or end) - started, 2),
+            "total_s": round(end - started, 2), "opening": (answer.text if answer else "")[:80].replace("\n", " ")}
+
+
+def summary_questions(tool, chapters: int) -> dict[str, list[str]]:
+    """The guide's own phrasing of a chapter summary for each book (assistant.guide_questions)."""
+    from assistant.guide_questions import document_label, phrasings
+    out = {}
+    for lang, pdf in BOOKS.items():
+        record = next(d for d in tool.list_documents() if d.name == pdf.name)
+        label = document_label(record.name, record.title)
+        out[lang] = [phrasings(lang)["chapter"].format(number=n, doc=label) for n in range(1, chapters + 1)]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="qwen2.5-coder-0.5b")
     ap.add_argument("--data-dir", type=Path)
     ap.add_argument("--questions", type=int, default=6, help="questions per language")
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--summaries", type=int, default=0, help="chapters per book summarized for the first time")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     counter = _Counter()
@@ -157,6 +198,19 @@ def main() -> None:
                          "total_p50_s": pct([r["total_s"] for r in rs], 0.5),
                          "prompt_tokens_p50": pct([r["prompt_tokens"] for r in rs if r.get("prompt_tokens")], 0.5),
                          "read_tok_s_p50": pct([r["read_tok_s"] for r in rs if r.get("read_tok_s")], 0.5)}
+    if args.summaries:
+        print("\nchapter summaries, each asked for the first time:")
+        summaries = {}
+        for lang, questions in summary_questions(tool, args.summaries).items():
+            got = [first_line_s(tool, q) for q in questions]
+            for r in got:
+                print(f"{lang:4} shown {r['shown_s']:>6} first line {r['first_line_s']:>6} total {r['total_s']:>6} "
+                      f"{'refused' if r['refused'] else r['mode']:8} {r['question']} → {r['opening']}", flush=True)
+            summaries[lang] = {"chapters": len(got), "refused": sum(r["refused"] for r in got),
+                               "shown_p50_s": pct([r["shown_s"] for r in got], 0.5),
+                               "first_line_p50_s": pct([r["first_line_s"] for r in got], 0.5),
+                               "first_line_p95_s": pct([r["first_line_s"] for r in got], 0.95)}
+        summary["summaries"] = summaries
     summary["looped_answers"] = counter.looped
     summary["loadavg_1min"] = [round(load_start, 1), round(os.getloadavg()[0], 1)]   # start, end: was the machine busy?
     summary["cpus"] = os.cpu_count()
