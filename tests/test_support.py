@@ -159,3 +159,16 @@ def test_a_composed_sentence_the_judge_rejects_is_left_out(llm_settings, fake_ll
     fake_llm.judgement = 0.95
     answer = [item for item in tool.ask_stream("What is a tuple?") if isinstance(item, Answer)][0]
     assert answer.text.startswith("A tuple is a sequence of values [1]. Tuples can be used as dictionary keys [1].")
+
+
+def test_the_judge_threshold_sweep_moves_only_what_the_judge_decided():
+    from rag.support_eval import threshold_sweep
+    unsupported = {"id": "en-1", "supported": False}
+    supported = {"id": "en-2", "supported": True}
+    rows = [(unsupported, True), (supported, False), (dict(unsupported, id="en-3"), False)]
+    judged = [None, 0.35, 0.2]          # the first was rejected by a rule: it stays rejected at every threshold
+    by_threshold = {line["judge_rejects_at"]: line for line in threshold_sweep(rows, judged)}
+    assert by_threshold[0.6]["reject_precision"] == 0.6667 and by_threshold[0.6]["reject_recall"] == 1.0
+    assert by_threshold[0.7]["reject_precision"] == 1.0 and by_threshold[0.7]["reject_recall"] == 1.0
+    assert by_threshold[0.9]["reject_recall"] == 0.5
+    assert by_threshold[0.9]["odd"]["n"] == 2 and by_threshold[0.9]["even"]["n"] == 1
