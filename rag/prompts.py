@@ -107,6 +107,30 @@ TERM_TRANSLATE_EXAMPLES = {
 }
 
 
+# A book's sentence put into the reader's language when the model's own opening did not hold: a translation, shown
+# as one ("Translated from [1]"), checked against its sentence like any composed sentence.
+QUOTE_TRANSLATE_SYSTEM = ("Translate the user's text into {language}. Do not explain or add anything. Keep names, "
+                          "formulas, numbers and code as written. Output only the translation.")
+QUOTE_TRANSLATE_EXAMPLES = {
+    "en": [("决策树是一种基于树结构来进行决策的模型，每个内部结点对应一个属性上的测试。",
+            "A decision tree is a model that makes decisions with a tree structure; each internal node is a test on "
+            "one attribute.")],
+    "zh": [("A tuple is a sequence of values that cannot be changed once it is made.",
+            "元组是一个值的序列，一旦创建就不能改变。")],
+}
+TRANSLATED_LEAD = "*Translated from [{n}]:* {text} [{n}]"
+TRANSLATED_LEAD_ZH = "*译自 [{n}]：*{text} [{n}]"
+
+
+def quote_translation_messages(text: str, language: str) -> list[dict]:
+    """The chat that asks a model to put a book's sentence into `language` ("zh" or "en")."""
+    messages = [{"role": "system",
+                 "content": QUOTE_TRANSLATE_SYSTEM.format(language=LANGUAGE_NAMES.get(language, language))}]
+    for asked, translated in QUOTE_TRANSLATE_EXAMPLES.get(language, []):
+        messages += [{"role": "user", "content": asked}, {"role": "assistant", "content": translated}]
+    return messages + [{"role": "user", "content": text}]
+
+
 def term_translation_messages(term: str, language: str) -> list[dict]:
     """The chat that asks a model for one term in `language` ("zh" or "en")."""
     messages = [{"role": "system", "content": TERM_TRANSLATE_SYSTEM[language]}]

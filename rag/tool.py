@@ -50,6 +50,8 @@ from rag.worked import widened
 from rag.store import MAX_COUNTED_TERMS, DocumentRecord, DocumentStore
 from rag.summary import Digest, digest_chapters, digest_chunks, digest_node
 from rag.support import check as support_check
+from rag.translated_lead import (cleaned_translation, lead_to_translate, needs_translation, translation_holds,
+                                 with_translated_lead)
 from rag.types import CITATION_MARK, Answer, Chunk, ConvertedDocument, IngestResult, SearchHit, SourcesEvent
 
 log = logging.getLogger(__name__)
@@ -871,7 +873,7 @@ class RAGTool:
         if answer.text and not has_words(answer.text):   # a small model may write only "[1] [2] [3]"
             notices.append(Notice(prompts.LLM_FAILED_NOTICE_ZH if zh else prompts.LLM_NO_ANSWER_NOTICE,
                                   key="notice_llm_failed_general"))
-            return (yield from self._extractive_instead(question, evidence, emitted, shape, book))
+            return (yield from self._extractive_instead(question, evidence, emitted, shape, book, translate=True))
         if says_not_found(answer.text) or not answer.text:
             refused = refusal(question, evidence, hits)
             refused.llm = answer.llm
@@ -882,7 +884,7 @@ class RAGTool:
         if not has_words(answer.text):      # nothing the model wrote holds: the passages answer instead
             notices.append(Notice(prompts.ALL_UNSUPPORTED_NOTICE_ZH if zh else prompts.ALL_UNSUPPORTED_NOTICE,
                                   key="notice_all_unsupported"))
-            return (yield from self._extractive_instead(question, evidence, True, shape, book))
+            return (yield from self._extractive_instead(question, evidence, True, shape, book, translate=True))
         quoted = add_book_answer(answer, book, zh=zh) if book is not None else \
             add_supporting_quote(answer, evidence, budget=shape.budget, worked_chars=shape.worked_chars)
         if quoted:
@@ -894,16 +896,43 @@ class RAGTool:
                                   prompts.DROPPED_NOTICE.format(n=dropped), key="notice_dropped", n=dropped))
         return answer
 
-    @staticmethod
-    def _extractive_instead(question: str, evidence: list[Evidence], emitted: bool, shape: Shape,
-                            book: Answer | None = None) -> Iterator:
-        """The extractive answer after whatever the model streamed, when the model gave nothing to read."""
+    def _extractive_instead(self, question: str, evidence: list[Evidence], emitted: bool, shape: Shape,
+                            book: Answer | None = None, *, translate: bool = False) -> Iterator:
+        """The extractive answer after whatever the model streamed, when the model gave nothing to read; with
+        `translate` (the model works, its sentences did not hold), its first passage in the reader's language."""
         if emitted:
             yield "\n\n"
         answer = book or extractive_answer(question, evidence, max_quotes=shape.max_quotes, budget=shape.budget,
                                    lead_sentences=shape.lead_sentences, worked_chars=shape.worked_chars)
+        if translate:
+            self._in_readers_language(question, answer)
         yield answer.text
         return answer
+
+    def _in_readers_language(self, question: str, answer: Answer) -> None:
+        """An answer in the other language's words gets its first passage translated above them, shown as a
+        translation and checked against that passage like a composed sentence (rag.translated_lead); left as it
+        was when there is nothing to translate or the translation does not hold."""
+        if self.llm is None or not needs_translation(question, answer.text):
+            return
+        lead = lead_to_translate(answer.text)
+        if lead is None:
+            return
+        source, n = lead
+        language = detect_language(question)
+        try:
+            reply = self.llm.complete(prompts.quote_translation_messages(source, language), max_tokens=160,
+                                      temperature=0.0)
+        except LLMError:
+            log.warning("translating the answer's first passage failed", exc_info=True)
+            return
+        translation = cleaned_translation(reply)
+        if not translation or detect_language(translation) != language or \
+                not translation_holds(translation, source, self.dense):
+            log.info("the translation of the answer's first passage was not shown: %r", translation[:200])
+            return
+        answer.text = with_translated_lead(answer.text, translation, n, language == "zh")
+        answer.llm = self.llm.model
 
     def ask(self, question: str, **kwargs) -> Answer:
         final = None

@@ -37,6 +37,7 @@ class FakeLLM:
         self.judgement: float | None = None  # P(YES) a support-judging request gets (None: no log-probabilities)
         self.translation: str | None = None  # the reply to a "translate the question" prompt
         self.terms: dict[str, str] = {}      # the replies to a dictionary prompt ("Give the Chinese word for …")
+        self.quote_translation: str | None = None  # the reply to a "translate the user's text" prompt
 
     @property
     def base_url(self) -> str:
@@ -56,6 +57,8 @@ class FakeLLM:
             return self.rewrite
         if self.translation and messages[0]["content"].startswith("Translate the user's question"):
             return self.translation
+        if self.quote_translation and messages[0]["content"].startswith("Translate the user's text"):
+            return self.quote_translation
         if "dictionary" in messages[0]["content"] and last in self.terms:
             return self.terms[last]
         if "search queries" in last:

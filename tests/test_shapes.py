@@ -360,3 +360,38 @@ def test_a_chinese_question_quoting_words_its_own_book_uses_is_not_translated(ll
     answer = tool.ask("Bagging 和 Boosting 有什么区别？")
     assert not translation_asked(fake_llm)
     assert not answer.refused and {c.doc_name for c in answer.citations} == {"ensembles.md"}, answer.text
+
+
+def test_an_answer_in_the_books_language_gets_its_first_passage_translated_when_the_model_says_nothing_that_holds(
+        llm_settings, fake_llm):
+    """An English question answered from a Chinese book whose model opening is all left out: the first passage is
+    shown translated, marked as a translation of [1], above the book's words; a translation that says what the
+    passage does not (a number it never gives) is not shown, and the book's words answer alone."""
+    tool = two_books(llm_settings)
+    fake_llm.translation = "机器学习笔记中过拟合是什么意思？"
+    fake_llm.answer = "Overfitting only happens with fewer than 12 samples [1]."        # no passage says 12
+    fake_llm.quote_translation = ("Overfitting is when the learner takes the training samples' own traits as "
+                                  "general properties of all samples, so generalization performance drops.")
+    answer = tool.ask("What does overfitting mean in the machine learning notes?")
+    assert not answer.refused and answer.text.startswith("*Translated from [1]:* Overfitting is when"), answer.text
+    assert "**From the book**" in answer.text and "过拟合是指学习器把训练样本自身的特点" in answer.text
+    assert "12 samples" not in answer.text and answer.citations[0].doc_name == "ml-notes.md"
+    asked = [r["body"]["messages"] for r in fake_llm.requests if "messages" in r["body"]
+             and r["body"]["messages"][0]["content"].startswith("Translate the user's text")]
+    assert asked and "过拟合是指" in asked[-1][-1]["content"] and "**" not in asked[-1][-1]["content"]
+
+    fake_llm.quote_translation = "Overfitting is when a model has more than 100 parameters."
+    answer = tool.ask("What does overfitting mean in the machine learning notes, in short?")
+    assert not answer.refused and "Translated from" not in answer.text and "100" not in answer.text, answer.text
+    assert "过拟合是指" in answer.text
+
+
+def test_the_lead_to_translate_is_the_first_cited_paragraph_in_whole_sentences():
+    from rag.translated_lead import MAX_LEAD_CHARS, lead_to_translate, needs_translation
+    text = "**过拟合是指学习器把训练样本自身的特点当作一般性质。** [2]\n\n> 欠拟合是指尚未学好。 [3]"
+    assert lead_to_translate(text) == ("过拟合是指学习器把训练样本自身的特点当作一般性质。", 2)
+    long = " ".join(f"Sentence {i} says something long enough to count here." for i in range(20)) + " [1]"
+    lead, n = lead_to_translate(long)
+    assert n == 1 and len(lead) <= MAX_LEAD_CHARS and lead.endswith("here.")
+    assert lead_to_translate("```\nprint(1)\n``` [1]") is None and lead_to_translate("no citation here") is None
+    assert needs_translation("What is overfitting?", text) and not needs_translation("什么是过拟合？", text)
