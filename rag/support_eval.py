@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> dict:
     return result
 
 
-SWEEP = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+SWEEP = (0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8, 0.9)
 
 
 def threshold_sweep(rows: list[tuple[dict, bool]], judged: list[float | None]) -> list[dict]:
