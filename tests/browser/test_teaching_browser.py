@@ -122,6 +122,23 @@ def test_a_chinese_question_about_the_english_book_is_answered_in_chinese_with_i
     page.screenshot(path=str(artefacts / "26-crosslang-zh.png"), full_page=True)
 
 
+def test_an_answer_left_in_the_books_language_opens_with_its_passage_translated(tutor, fake_llm, artefacts):
+    """The model's English opening does not hold (the judge rejects it): the reader still gets English first, the
+    passage's translation marked as one, then the book's own words."""
+    page = tutor
+    fake_llm.reset()
+    fake_llm.translation = "什么是过拟合？"
+    fake_llm.answer = "Overfitting only happens with tiny data sets [1]."
+    fake_llm.judgement = 0.02
+    fake_llm.quote_translation = ("Overfitting is when the learner takes the training samples' own traits as "
+                                  "general properties of all samples, so generalization performance drops.")
+    answer = ask(page, "What does overfitting mean in the machine learning notes?")
+    assert answer.startswith("Translated from [1]: Overfitting is when the learner"), answer
+    assert "From the book" in answer and "过拟合是指学习器把训练样本自身的特点" in answer
+    assert "tiny data sets" not in answer
+    page.screenshot(path=str(artefacts / "28-crosslang-translated.png"), full_page=True)
+
+
 def test_a_sentence_the_judge_rejects_is_not_shown(tutor, fake_llm, artefacts):
     page = tutor
     fake_llm.reset()
