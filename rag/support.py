@@ -123,6 +123,11 @@ def negation_flipped(claim: str, place: str) -> list[str]:
     return flipped
 
 
+def negation_count(text: str) -> int:
+    """How many negations the text holds (words of either language; "not only", 不同 and the like are none)."""
+    return len(_negation_markers(_tokens(text)))
+
+
 def _negation_tokens(tokens: list[str]) -> set[int]:
     """Indices of the tokens that are (part of) a negation."""
     return {i for marker in _negation_markers(tokens) for i in marker}

@@ -16,7 +16,7 @@ from core.text import detect_language
 from rag import prompts
 from rag.answer import BOOK_HEADING, BOOK_HEADING_ZH
 from rag.evidence import embedder_for
-from rag.support import numbers_in
+from rag.support import negation_count, numbers_in
 from rag.types import CITATION_MARK
 
 # Enough of the answer's first paragraph to carry its point: a small model translates a sentence or two faithfully,
@@ -58,10 +58,16 @@ TRANSLATION_CLOSE = 0.75
 
 
 def translation_holds(translation: str, source: str, embedders) -> bool:
-    """The translation gives only the source's numbers and means what it does (multilingual embedder); False when
-    no embedder knows both languages (nothing shown is better than a translation nobody checked)."""
+    """The translation gives only the source's numbers, as many negations as it has, and means what it does
+    (multilingual embedder); False when no embedder knows both languages (nothing shown is better than a
+    translation nobody checked)."""
     digits = {n for n in numbers_in(translation) if n.isdigit()}
     if digits - numbers_in(source):
+        return False
+    # the small model's worst slips reverse a sentence: 不超过两倍 ("at most twice") became "exceeds … by two
+    # times", 甚至能主动思考最优方案 "even if it's not always the best choice"; a faithful rendering that words a
+    # negation away ("难以" as "hard to") is lost too, and the book's words answer alone
+    if negation_count(translation) != negation_count(source):
         return False
     chosen = embedder_for(embedders, translation, source)
     calibration = getattr(chosen, "cross_calibration", None)

@@ -371,7 +371,9 @@ def test_an_answer_in_the_books_language_gets_its_first_passage_translated_when_
     fake_llm.translation = "机器学习笔记中过拟合是什么意思？"
     fake_llm.answer = "Overfitting only happens with fewer than 12 samples [1]."        # no passage says 12
     fake_llm.quote_translation = ("Overfitting is when the learner takes the training samples' own traits as "
-                                  "general properties of all samples, so generalization performance drops.")
+                                  "general properties of all samples, so generalization performance drops. "
+                                  "Underfitting is when the learner has not yet learned the general properties of "
+                                  "the training samples.")
     answer = tool.ask("What does overfitting mean in the machine learning notes?")
     assert not answer.refused and answer.text.startswith("*Translated from [1]:* Overfitting is when"), answer.text
     assert "**From the book**" in answer.text and "过拟合是指学习器把训练样本自身的特点" in answer.text

@@ -161,6 +161,14 @@ def test_a_composed_sentence_the_judge_rejects_is_left_out(llm_settings, fake_ll
     assert answer.text.startswith("A tuple is a sequence of values [1]. Tuples can be used as dictionary keys [1].")
 
 
+def test_negations_are_counted_in_both_languages():
+    from rag.support import negation_count
+    assert negation_count("它的泛化错误率不超过贝叶斯最优分类器的两倍，然而这是一个没啥实际用途的结论") == 2
+    assert negation_count("its error rate exceeds the Bayes optimal classifier's by two times") == 0
+    assert negation_count("不仅懂得多，还能跑腿办事，这两种方法不同") == 0
+    assert negation_count("It not only knows a lot; it isn't always right, and never without help.") == 3
+
+
 def test_the_judge_threshold_sweep_moves_only_what_the_judge_decided():
     from rag.support_eval import threshold_sweep
     unsupported = {"id": "en-1", "supported": False}
@@ -182,6 +190,8 @@ def test_the_judge_threshold_sweep_moves_only_what_the_judge_decided():
     ("A Python list can be sorted in place with its sort method.", False),              # another passage's meaning
     ("The decision tree splits the data set recursively.", False),
     ("Overfitting happens when a model has more than 100 parameters.", False),          # a number it never gives
+    ("Overfitting is when the learner does not take the training samples' own traits as general properties.",
+     False),                                                                            # a negation it never says
 ])
 def test_a_translation_of_a_passage_holds_by_its_meaning_across_languages(embedders, translation, holds):
     """Faithful renderings score 0.26-0.35 on the same-language scale the composed-sentence check reads across

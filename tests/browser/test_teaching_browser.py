@@ -131,7 +131,9 @@ def test_an_answer_left_in_the_books_language_opens_with_its_passage_translated(
     fake_llm.answer = "Overfitting only happens with tiny data sets [1]."
     fake_llm.judgement = 0.02
     fake_llm.quote_translation = ("Overfitting is when the learner takes the training samples' own traits as "
-                                  "general properties of all samples, so generalization performance drops.")
+                                  "general properties of all samples, so generalization performance drops. "
+                                  "Underfitting is when the learner has not yet learned the general properties of "
+                                  "the training samples.")
     answer = ask(page, "What does overfitting mean in the machine learning notes?")
     assert answer.startswith("Translated from [1]: Overfitting is when the learner"), answer
     assert "From the book" in answer and "过拟合是指学习器把训练样本自身的特点" in answer
