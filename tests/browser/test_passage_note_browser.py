@@ -75,6 +75,9 @@ def test_selected_words_of_a_cited_passage_become_a_page_anchored_note(browser, 
         page.fill("#question textarea", "What is a drumlin?")
         page.click("#ask")
         page.wait_for_selector("#sources label", timeout=120_000)
+        # the answer finished (its line says who answered): nothing of the ask draws the passage panel after this
+        page.wait_for_function("""() => document.querySelectorAll('#chat [data-testid="bot"]').length > 0
+            && document.querySelector('#answer-notice').innerText.trim().length > 0""", timeout=120_000)
         page.click("#sources label >> nth=0")
         page.wait_for_selector("#passage-text .passage-body", state="visible")
         passage = " ".join(page.inner_text("#passage-text .passage-body").split())
