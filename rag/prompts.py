@@ -56,6 +56,9 @@ DROPPED_NOTICE_ZH = "模型写的 {n} 句话没有得到所引段落的支持，
 ALL_UNSUPPORTED_NOTICE = ("Nothing the model wrote is backed by the passages it cites, so the passages that answer best "
                           "are quoted instead.")
 ALL_UNSUPPORTED_NOTICE_ZH = "模型写的内容都没有得到所引段落的支持，下面改为引用最能回答这个问题的段落。"
+ALL_UNSUPPORTED_TRANSLATED_NOTICE = ("Nothing the model wrote is backed by the passages it cites, so the passage "
+                                     "that answers best is shown translated by the model, the book's words under it.")
+ALL_UNSUPPORTED_TRANSLATED_NOTICE_ZH = "模型写的内容都没有得到所引段落的支持，下面是最能回答这个问题的段落的译文（由模型翻译），原文附后。"
 
 # a chapter, section or page range the question names that no document has
 SCOPE_NOT_FOUND = "Your documents have no {what}."

@@ -17,7 +17,8 @@ NEGATIONS_ZH = ("没有", "并非", "无法", "不能", "不会", "不是", "不
                 "非", "未", "难")
 # Words that start with a negation character but negate nothing ("不同" is "different", "非常" "very")
 NOT_NEGATIONS_ZH = ("不同", "不断", "不仅", "不过", "不少", "不久", "不妨", "不管", "不论", "不如", "不但", "不然", "不外",
-                    "不得不", "非常", "无论", "未来", "无数", "无穷", "没错", "并非只", "非但", "难度", "难道", "难点")
+                    "不得不", "非常", "无论", "未来", "无数", "无穷", "没错", "并非只", "非但", "难度", "难道", "难点",
+                    "无监督")
 
 # Opposites a near-miss swaps in: either word of a pair stands for the other's negation.
 ANTONYMS = [

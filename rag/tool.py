@@ -882,9 +882,15 @@ class RAGTool:
         answer.checks = drop_unsupported(answer, self.dense, self.judge)
         dropped = sum(1 for c in answer.checks if not c.supported)
         if not has_words(answer.text):      # nothing the model wrote holds: the passages answer instead
-            notices.append(Notice(prompts.ALL_UNSUPPORTED_NOTICE_ZH if zh else prompts.ALL_UNSUPPORTED_NOTICE,
-                                  key="notice_all_unsupported"))
-            return (yield from self._extractive_instead(question, evidence, True, shape, book, translate=True))
+            notice = Notice(prompts.ALL_UNSUPPORTED_NOTICE_ZH if zh else prompts.ALL_UNSUPPORTED_NOTICE,
+                            key="notice_all_unsupported")
+            notices.append(notice)
+            instead = yield from self._extractive_instead(question, evidence, True, shape, book, translate=True)
+            if instead.llm != "none":        # its first passage is shown translated: say so
+                notices[notices.index(notice)] = Notice(
+                    prompts.ALL_UNSUPPORTED_TRANSLATED_NOTICE_ZH if zh else prompts.ALL_UNSUPPORTED_TRANSLATED_NOTICE,
+                    key="notice_all_unsupported")
+            return instead
         quoted = add_book_answer(answer, book, zh=zh) if book is not None else \
             add_supporting_quote(answer, evidence, budget=shape.budget, worked_chars=shape.worked_chars)
         if quoted:

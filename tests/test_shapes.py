@@ -378,6 +378,7 @@ def test_an_answer_in_the_books_language_gets_its_first_passage_translated_when_
     assert not answer.refused and answer.text.startswith("*Translated from [1]:* Overfitting is when"), answer.text
     assert "**From the book**" in answer.text and "过拟合是指学习器把训练样本自身的特点" in answer.text
     assert "12 samples" not in answer.text and answer.citations[0].doc_name == "ml-notes.md"
+    assert any("shown translated by the model" in str(n) for n in answer.notices), answer.notices
     asked = [r["body"]["messages"] for r in fake_llm.requests if "messages" in r["body"]
              and r["body"]["messages"][0]["content"].startswith("Translate the user's text")]
     assert asked and "过拟合是指" in asked[-1][-1]["content"] and "**" not in asked[-1][-1]["content"]
@@ -385,6 +386,7 @@ def test_an_answer_in_the_books_language_gets_its_first_passage_translated_when_
     fake_llm.quote_translation = "Overfitting is when a model has more than 100 parameters."
     answer = tool.ask("What does overfitting mean in the machine learning notes, in short?")
     assert not answer.refused and "Translated from" not in answer.text and "100" not in answer.text, answer.text
+    assert not any("translated" in str(n) for n in answer.notices), answer.notices
     assert "过拟合是指" in answer.text
 
 

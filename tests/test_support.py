@@ -166,6 +166,7 @@ def test_negations_are_counted_in_both_languages():
     assert negation_count("它的泛化错误率不超过贝叶斯最优分类器的两倍，然而这是一个没啥实际用途的结论") == 2
     assert negation_count("its error rate exceeds the Bayes optimal classifier's by two times") == 0
     assert negation_count("不仅懂得多，还能跑腿办事，这两种方法不同") == 0
+    assert negation_count("学习向量量化也是无监督聚类的一种方式") == 0                  # 无监督: "unsupervised"
     assert negation_count("It not only knows a lot; it isn't always right, and never without help.") == 3
 
 

@@ -138,6 +138,7 @@ def test_an_answer_left_in_the_books_language_opens_with_its_passage_translated(
     assert answer.startswith("Translated from [1]: Overfitting is when the learner"), answer
     assert "From the book" in answer and "过拟合是指学习器把训练样本自身的特点" in answer
     assert "tiny data sets" not in answer
+    assert "shown translated by the model" in page.inner_text("#answer-notice")
     page.screenshot(path=str(artefacts / "28-crosslang-translated.png"), full_page=True)
 
 
