@@ -61,30 +61,41 @@ def cell(value) -> str:
     return "-" if value is None else str(value)
 
 
-def run_question(tool, question: str) -> dict:
+def timed_stream(tool, question: str) -> dict:
+    """One question streamed as the app does; seconds from the question to: anything shown (its passages or
+    text), the first and last text piece, the first whole line (a newline after some text); the pieces, the answer."""
     from rag.types import Answer, SourcesEvent
     started = time.perf_counter()
-    shown = first = last = None
-    pieces = 0
-    answer = None
+    out = {"shown": None, "first": None, "last": None, "line": None, "pieces": 0, "answer": None}
+    text = ""
     for item in tool.ask_stream(question):
-        now = time.perf_counter()
+        now = time.perf_counter() - started
         if isinstance(item, SourcesEvent):
-            shown = shown or now
+            out["shown"] = out["shown"] or now
         elif isinstance(item, Answer):
-            answer = item
+            out["answer"] = item
         elif isinstance(item, str) and item:
-            pieces += 1
-            first = first or now
-            last = now
+            out["pieces"] += 1
+            out["first"] = out["first"] or now
+            out["last"] = now
+            text += item
+            if out["line"] is None and "\n" in text.strip():
+                out["line"] = now
+    out["total"] = time.perf_counter() - started
+    return out
+
+
+def run_question(tool, question: str) -> dict:
+    timed = timed_stream(tool, question)
+    answer, first, last, pieces = timed["answer"], timed["first"], timed["last"], timed["pieces"]
     composed = answer is not None and answer.mode == "llm"
     row = {"question": question, "mode": answer.mode if answer else "?", "refused": bool(answer and answer.refused),
-           "total_s": round(time.perf_counter() - started, 2), "pieces": pieces,
+           "total_s": round(timed["total"], 2), "pieces": pieces,
            "notice": (answer.notice if answer else "")[:120],
            "text": (answer.text if answer else "").replace("\n", " ")[:90]}
     if composed and first is not None:
-        row["ttft_s"] = round(first - started, 2)
-        row["model_ttft_s"] = round(first - (shown or started), 2)
+        row["ttft_s"] = round(first, 2)
+        row["model_ttft_s"] = round(first - (timed["shown"] or 0.0), 2)
         row["tok_s"] = round((pieces - 1) / (last - first), 1) if pieces > 1 and last > first else None
         timings = getattr(tool.llm, "last_timings", {}) or {}
         row["prompt_tokens"] = timings.get("prompt_n", 0) + timings.get("cache_n", 0)
@@ -95,29 +106,14 @@ def run_question(tool, question: str) -> dict:
 
 
 def first_line_s(tool, question: str) -> dict:
-    """A chapter summary asked for the first time: seconds until anything is shown (its passages or text) and until
-    its first whole line of text (the stream's first newline after some text, or the whole answer)."""
-    from rag.types import Answer, SourcesEvent
-    started = time.perf_counter()
-    shown = line = None
-    text = ""
-    answer = None
-    for item in tool.ask_stream(question):
-        now = time.perf_counter()
-        if isinstance(item, SourcesEvent):
-            shown = shown or now
-        elif isinstance(item, Answer):
-            answer = item
-        elif isinstance(item, str) and item:
-            shown = shown or now
-            text += item
-            if line is None and "\n" in text.strip():
-                line = now
-    end = time.perf_counter()
+    """A chapter summary asked for the first time: when something is shown and when its first whole line is."""
+    timed = timed_stream(tool, question)
+    answer, end = timed["answer"], timed["total"]
+    shown = min(t for t in (timed["shown"], timed["first"], end) if t is not None)
     return {"question": question, "refused": bool(answer and answer.refused),
             "mode": answer.mode if answer else "?",
-            "shown_s": round((shown or end) - started, 2), "first_line_s": round((line or end) - started, 2),
-            "total_s": round(end - started, 2), "opening": (answer.text if answer else "")[:80].replace("\n", " ")}
+            "shown_s": round(shown, 2), "first_line_s": round(timed["line"] or end, 2),
+            "total_s": round(end, 2), "opening": (answer.text if answer else "")[:80].replace("\n", " ")}
 
 
 def summary_questions(tool, chapters: int) -> dict[str, list[str]]:
