@@ -917,8 +917,8 @@ class RAGTool:
 
     def _in_readers_language(self, question: str, answer: Answer) -> None:
         """An answer in the other language's words gets its first passage translated above them, shown as a
-        translation and checked against that passage like a composed sentence (rag.translated_lead); left as it
-        was when there is nothing to translate or the translation does not hold."""
+        translation and kept only when it holds against that passage (rag.translated_lead.translation_holds:
+        numbers, negations, meaning); left as it was when there is nothing to translate or it does not hold."""
         if self.llm is None or not needs_translation(question, answer.text):
             return
         lead = lead_to_translate(answer.text)
