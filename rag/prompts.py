@@ -111,7 +111,7 @@ TERM_TRANSLATE_EXAMPLES = {
 
 
 # A book's sentence put into the reader's language when the model's own opening did not hold: a translation, shown
-# as one ("Translated from [1]"), checked against its sentence like any composed sentence.
+# as one ("Translated from [1]"), kept only when it holds against its sentence (rag.translated_lead).
 QUOTE_TRANSLATE_SYSTEM = ("Translate the user's text into {language}. Do not explain or add anything. Keep names, "
                           "formulas, numbers and code as written. Output only the translation.")
 QUOTE_TRANSLATE_EXAMPLES = {
@@ -127,27 +127,27 @@ TRANSLATED_LEAD_ZH = "*译自 [{n}]：*{text} [{n}]"
 
 def quote_translation_messages(text: str, language: str) -> list[dict]:
     """The chat that asks a model to put a book's sentence into `language` ("zh" or "en")."""
-    messages = [{"role": "system",
-                 "content": QUOTE_TRANSLATE_SYSTEM.format(language=LANGUAGE_NAMES.get(language, language))}]
-    for asked, translated in QUOTE_TRANSLATE_EXAMPLES.get(language, []):
-        messages += [{"role": "user", "content": asked}, {"role": "assistant", "content": translated}]
-    return messages + [{"role": "user", "content": text}]
+    system = QUOTE_TRANSLATE_SYSTEM.format(language=LANGUAGE_NAMES.get(language, language))
+    return _with_examples(system, QUOTE_TRANSLATE_EXAMPLES.get(language, []), text)
+
+
+def _with_examples(system: str, examples: list[tuple[str, str]], asked: str) -> list[dict]:
+    """A system line, worked examples as past turns, then what is asked: a small model follows shown turns."""
+    messages = [{"role": "system", "content": system}]
+    for example, reply in examples:
+        messages += [{"role": "user", "content": example}, {"role": "assistant", "content": reply}]
+    return messages + [{"role": "user", "content": asked}]
 
 
 def term_translation_messages(term: str, language: str) -> list[dict]:
     """The chat that asks a model for one term in `language` ("zh" or "en")."""
-    messages = [{"role": "system", "content": TERM_TRANSLATE_SYSTEM[language]}]
-    for asked, translated in TERM_TRANSLATE_EXAMPLES.get(language, []):
-        messages += [{"role": "user", "content": asked}, {"role": "assistant", "content": translated}]
-    return messages + [{"role": "user", "content": term}]
+    return _with_examples(TERM_TRANSLATE_SYSTEM[language], TERM_TRANSLATE_EXAMPLES.get(language, []), term)
 
 
 def translation_messages(question: str, language: str) -> list[dict]:
     """The chat that asks a model to translate `question` into `language` ("zh" or "en")."""
-    messages = [{"role": "system", "content": TRANSLATE_SYSTEM.format(language=LANGUAGE_NAMES.get(language, language))}]
-    for asked, translated in TRANSLATE_EXAMPLES.get(language, []):
-        messages += [{"role": "user", "content": asked}, {"role": "assistant", "content": translated}]
-    return messages + [{"role": "user", "content": question}]
+    system = TRANSLATE_SYSTEM.format(language=LANGUAGE_NAMES.get(language, language))
+    return _with_examples(system, TRANSLATE_EXAMPLES.get(language, []), question)
 
 
 LANGUAGE_NAMES = {"zh": "Chinese (简体中文)", "en": "English"}

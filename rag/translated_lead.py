@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 
-from core.text import detect_language
+from core.text import CJK_CHAR, detect_language
 from rag import prompts
 from rag.answer import BOOK_HEADING, BOOK_HEADING_ZH
 from rag.evidence import embedder_for
@@ -43,7 +43,9 @@ def lead_to_translate(book_text: str) -> tuple[str, int] | None:
     for sentence in _SENTENCE_END.split(plain):
         if lead and len(lead) + len(sentence) > MAX_LEAD_CHARS:
             break
-        lead = f"{lead} {sentence}".strip() if lead and not _is_cjk(lead[-1]) else lead + sentence
+        # Chinese sentences join without a space, others with one
+        lead = f"{lead} {sentence}".strip() if lead and not CJK_CHAR.match(lead[-1]) and lead[-1] not in "。！？；" \
+            else lead + sentence
     lead = lead[:MAX_LEAD_CHARS]
     return (lead, n) if lead else None
 
@@ -88,7 +90,3 @@ def with_translated_lead(book_text: str, translation: str, n: int, zh: bool) -> 
     """The translation as one, then the book's words under their heading, both in the reader's language."""
     lead = (prompts.TRANSLATED_LEAD_ZH if zh else prompts.TRANSLATED_LEAD).format(n=n, text=translation)
     return f"{lead}\n\n{BOOK_HEADING_ZH if zh else BOOK_HEADING}\n\n{book_text}"
-
-
-def _is_cjk(char: str) -> bool:
-    return "\u4e00" <= char <= "\u9fff" or char in "。！？；"
