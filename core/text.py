@@ -14,7 +14,7 @@ _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 CJK_CHAR = re.compile(f"[{_CJK}]")
 _COUNT_TOKEN = re.compile(f"[{_CJK}]|[^\\s{_CJK}\\W]+|[^\\w\\s]", re.UNICODE)
 _LATIN_WORD = re.compile(f"[^\\W_{_CJK}]+", re.UNICODE)
-_CJK_RUN = re.compile(f"[{_CJK}]+")
+CJK_RUN = re.compile(f"[{_CJK}]+")
 
 STOPWORDS = frozenset("""
 a an and are as at be been but by can could did do does for from had has have how i if in into is it
@@ -59,7 +59,7 @@ def other_language_words(text: str) -> list[str]:
     if detect_language(text) == "zh":
         return [w for w in (m.lower() for m in _LATIN_WORD.findall(text))
                 if len(w) > 1 and not w.isdigit() and w not in STOPWORDS]
-    return [w for run in _CJK_RUN.findall(text) for w in _jieba_module().lcut(run) if len(w) > 1]
+    return [w for run in CJK_RUN.findall(text) for w in _jieba_module().lcut(run) if len(w) > 1]
 
 
 def written_in(text: str, language: str, source: str = "") -> bool:
@@ -92,7 +92,7 @@ def search_tokens(text: str, *, keep_stopwords: bool = False) -> list[str]:
     """Lower-cased word tokens for BM25 / keyword matching; CJK runs segmented with jieba."""
     tokens: list[str] = []
     pos = 0
-    for m in _CJK_RUN.finditer(text):
+    for m in CJK_RUN.finditer(text):
         tokens.extend(w.lower() for w in _LATIN_WORD.findall(text[pos:m.start()]))
         tokens.extend(t for t in _jieba_module().cut_for_search(m.group()) if t.strip())
         pos = m.end()

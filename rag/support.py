@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.text import CJK_CHAR, STOPWORDS, detect_language, search_tokens, stem
+from core.text import CJK_CHAR, CJK_RUN, STOPWORDS, detect_language, search_tokens, stem
 from rag import support_lexicon as L
 from rag.injection import is_instruction
 from rag.types import CITATION_MARK
@@ -52,6 +52,22 @@ def clauses(sentence: str) -> list[str]:
     pattern = _CLAUSE_ZH if detect_language(sentence) == "zh" else _CLAUSE_EN
     parts = [p.strip(" ,，") for p in pattern.split(sentence)]
     return [p for p in parts if p and (CJK_CHAR.search(p) or len(p.split()) >= 2)] or [sentence]
+
+
+# A term given with its translation in brackets or quotes ("gradient descent (梯度下降)") is not a half-translation.
+_QUOTED_TERM = re.compile(r"\([^)]*\)|（[^）]*）|“[^”]*”|\"[^\"]*\"|「[^」]*」|《[^》]*》|`[^`]*`")
+_GLUED_SCRIPTS = re.compile(r"[A-Za-z]" + CJK_CHAR.pattern + "|" + CJK_CHAR.pattern + r"[A-Za-z]")
+
+
+def half_translated(sentence: str) -> bool:
+    """An English sentence with Chinese fragments left bare in it ("The model architecture was basic回归 of LLaMA
+    架构, …放弃了 GLM's failure try."): a small model's half-done translation, not something a reader can check
+    or trust. A Chinese sentence quoting English terms ("Transformer 的每一个 Encoder 由…") is not one."""
+    words = re.findall(r"[A-Za-z]+", sentence.lower())
+    if sum(1 for w in words if w in L.ENGLISH_GRAMMAR_WORDS) < 2:
+        return False
+    bare = _QUOTED_TERM.sub(" ", sentence)
+    return bool(_GLUED_SCRIPTS.search(bare)) or len(CJK_RUN.findall(bare)) >= 2
 
 
 def sentences(passage: str) -> list[str]:
@@ -178,7 +194,7 @@ def _opposites_of(word: str) -> set[str]:
 class Verdict:
     supported: bool
     score: float                    # 0..1: how much of the claim the passage backs (1 when nothing to check)
-    reason: str = ""                # why not: "number", "negation", "opposite", "elsewhere", "order", "unbacked"
+    reason: str = ""                # why not: "number", "negation", "opposite", "elsewhere", "order", "unbacked", "mixed"
     details: dict = field(default_factory=dict)
 
 
@@ -205,6 +221,8 @@ def check(sentence: str, passage: str, embedder=None, judge=None) -> Verdict:
     passage = without_instructions(passage)
     if not passage.strip():
         return Verdict(False, 0.0, "instruction")
+    if half_translated(sentence):
+        return Verdict(False, 0.1, "mixed")
     cross = detect_language(sentence) != detect_language(passage)
     # across languages a number may be written as a word in one and a digit in the other ("both", 两个)
     missing = (numbers_in(sentence) - numbers_in(passage)) if not cross else \

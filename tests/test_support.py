@@ -201,3 +201,24 @@ def test_a_translation_of_a_passage_holds_by_its_meaning_across_languages(embedd
     from rag.translated_lead import translation_holds
     source = "过拟合是指学习器把训练样本自身的特点当作所有样本的一般性质，导致泛化性能下降。"
     assert translation_holds(translation, source, embedders) is holds
+
+
+GLM = "不过，在 ChatGLM2 中，模型架构就基本回归了 LLaMA 架构，引入 MQA 的注意力机制，预训练任务也回归经典的 CLM，放弃了 GLM 的失败尝试。"
+
+
+@pytest.mark.parametrize("sentence, half", [
+    ("The model architecture was basic回归 of LLaMA 架构, introduced MQA's attention mechanism, pre-training task "
+     "also回归经典的 CLM,放弃了 GLM's failure try.", True),     # the 0.5B model's half-translation of GLM
+    ("ChatGLM2 went back to the LLaMA 架构 and the classic CLM 目标.", True),
+    ("ChatGLM2 went back to the LLaMA architecture and gave up the GLM objective (GLM 的失败尝试).", False),
+    ("The book calls this 梯度下降 and it is used for the loss.", False),          # one term, named
+    ("Transformer 的每一个 Encoder 由 12 个 Encoder Layer 组成。", False),          # Chinese quoting English terms
+    ("ChatGLM2 基本回归了 LLaMA 架构，预训练任务也回归经典的 CLM。", False),
+])
+def test_a_half_translated_sentence_is_not_backed(sentence, half, embedders):
+    from rag.support import half_translated
+    assert half_translated(sentence) is half
+    verdict = check(sentence, GLM, embedders)
+    assert (verdict.reason == "mixed") is half, verdict
+    if half:
+        assert not verdict.supported
