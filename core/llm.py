@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import queue
+import re
 import threading
 import time
 import unicodedata
@@ -143,6 +144,10 @@ class LLMClient:
             log.warning("the endpoint gave no log-probabilities: %s", exc)
             return None
         return yes_share([(t.token, t.logprob) for t in top])
+
+    def term_candidates(self, messages: list[dict], language: str, *, max_tokens: int = 16) -> list[str]:
+        """The term as the endpoint writes it (a model served elsewhere is not a small one left guessing)."""
+        return [self.complete(messages, max_tokens=max_tokens, temperature=0.0)]
 
     def stream(self, messages: list[dict], *, max_tokens: int | None = None) -> Iterator[str]:
         """Yield text pieces as they arrive; LLMError on failure, or when the whole answer takes longer
@@ -330,6 +335,12 @@ def _local_failure(error: object, n_ctx: int) -> LLMError:
     return LLMError("The local model failed while answering; see the log for details.", key="err_llm_local_failed")
 
 
+# One term in a language's script, as a llama.cpp grammar character class (LocalLLM.term_candidates), and how
+# many of the term's first-token choices are finished into candidates.
+TERM_SCRIPTS = {"zh": r"[\u4e00-\u9fff]", "en": r"[A-Za-z -]"}
+TERM_FIRST_TOKENS = 5
+
+
 class LocalLLM:
     """A small instruct model run in-process by llama.cpp (xllamacpp); one answer at a time per model."""
     is_local = True
@@ -368,9 +379,48 @@ class LocalLLM:
     def yes_probability(self, messages: list[dict]) -> float | None:
         """P(the reply starts with YES) against NO, from the first token's log-probabilities (one token is
         written; the prompt's reading is what it costs, and a shared prefix is read once: cache_prompt)."""
+        top = self._first_token_choices(messages, 10)
+        return yes_share(top) if top is not None else None
+
+    def term_candidates(self, messages: list[dict], language: str, *, max_tokens: int = 16) -> list[str]:
+        """The model's likeliest ways of writing one term in `language`, best first: each of its first token's
+        top choices that is in that language's script, finished greedily under a grammar that allows only that
+        script. A small model's single best guess is often the word left as it was ("hallucination"), or sounded
+        out (霍华纳), where its fourth choice is the book's word (幻觉): the caller keeps the first its library
+        holds."""
+        letters = TERM_SCRIPTS.get(language)
+        if letters is None:
+            return [self.complete(messages, max_tokens=max_tokens, temperature=0.0)]
+        top = self._first_token_choices(messages, TERM_FIRST_TOKENS) or []
+        starts = [t.strip() for t, _ in top if t.strip() and re.fullmatch(f"{letters}+", t.strip())]
+        out: list[str] = []
+        for start in dict.fromkeys(starts):
+            grammar = f'root ::= "{start}" {letters}*'
+            reply = self._once({"messages": messages, "max_tokens": max_tokens, "temperature": 0.0,
+                                "grammar": grammar})
+            try:
+                text = (reply or {})["choices"][0]["message"]["content"].strip()
+            except (IndexError, KeyError, TypeError):
+                continue
+            if text and text not in out:
+                out.append(text)
+        return out
+
+    def _first_token_choices(self, messages: list[dict], n: int) -> list[tuple[str, float]] | None:
+        """The first token's `n` likeliest choices (token, log-probability); None when the model gives none."""
+        reply = self._once({"messages": messages, "max_tokens": 1, "temperature": 0.0, "logprobs": True,
+                            "top_logprobs": n})
+        try:
+            top = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+        except (IndexError, KeyError, TypeError):
+            log.warning("the local model gave no log-probabilities: %.300s", reply)
+            return None
+        return [(t["token"], t["logprob"]) for t in top]
+
+    def _once(self, request: dict) -> dict | None:
+        """One short request answered whole (not streamed), in the model's turn; its reply, or None."""
         engine = self._engine
-        request = {"messages": messages, "max_tokens": 1, "stream": False, "cache_prompt": True, "temperature": 0.0,
-                   "logprobs": True, "top_logprobs": 10}
+        request = {**request, "stream": False, "cache_prompt": True}
         replies: list = []
         engine.enter()
         try:
@@ -385,12 +435,9 @@ class LocalLLM:
             engine.leave()
         try:
             reply = replies[-1]
-            reply = json.loads(reply) if isinstance(reply, (str, bytes)) else reply
-            top = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
-        except (IndexError, KeyError, TypeError, ValueError):
-            log.warning("the local model gave no log-probabilities: %.300s", replies[-1] if replies else "")
+            return json.loads(reply) if isinstance(reply, (str, bytes)) else reply
+        except (IndexError, TypeError, ValueError):
             return None
-        return yes_share([(t["token"], t["logprob"]) for t in top])
 
     # -- the one generation path ----------------------------------------------------------------------
     def _generate(self, messages: list[dict], max_tokens: int | None, temperature: float | None) -> Iterator[str]:

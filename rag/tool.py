@@ -98,6 +98,12 @@ EARLY_SOURCES = 5                  # passages shown while a question waits for t
 PART_KINDS = ("lookup", "explain", "why", "howto", "example")   # kinds whose two asks are answered part by part
 
 
+def _first_line(reply: str) -> str:
+    """A one-term reply without its quotes, full stop or anything after its first line."""
+    lines = reply.strip().strip('"“”。.').splitlines()
+    return lines[0].strip() if lines else ""
+
+
 def _best_of(*lists: list[Evidence]) -> list[Evidence]:
     """Units scored twice (for the question and for its translation), each at its better score, best first."""
     best: dict[tuple[str, int], Evidence] = {}
@@ -185,7 +191,7 @@ class RAGTool:
         self.dense = DenseSpaces(self.vectors, self.user_id, RAG_COLLECTION, self.embedder,
                                  get_multilingual_embedder(self.settings))
         self.llm = get_llm(self.settings)
-        self._terms: dict[tuple[str, str], str] = {}     # (word, language): the model's translation of one word
+        self._terms: dict[tuple[str, str], tuple[str, ...]] = {}   # (word, language): the model's ways to write it
         # by question: its unknown words this library holds in the other language, and those it does not
         self.word_lookups: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self._judge: list = []          # the support judge (core.llm.get_judge), made on the first composed answer
@@ -702,24 +708,25 @@ class RAGTool:
         unknown."""
         out = {}
         for word in words[:MAX_TRANSLATED_WORDS]:
-            term = self._terms.get((word, language))
-            if term is None:
+            terms = self._terms.get((word, language))
+            if terms is None:
                 try:
-                    term = self.llm.complete(prompts.term_translation_messages(word, language), max_tokens=16,
-                                             temperature=0.0).strip().strip('"“”。.').splitlines()[0].strip()
-                except (LLMError, IndexError):
+                    replies = self.llm.term_candidates(prompts.term_translation_messages(word, language), language)
+                except LLMError:
                     log.warning("translating %r failed", word, exc_info=True)
                     continue
-                self._terms[(word, language)] = term
+                terms = tuple(t for t in (_first_line(r) for r in replies) if t and written_in(t, language, word))
+                self._terms[(word, language)] = terms
                 while len(self._terms) > 1024:
                     self._terms.pop(next(iter(self._terms)))
-            if term and written_in(term, language, word):
+            for term in terms:            # the model's likeliest first; with a library, the first it holds
                 if not in_library:
                     out[word] = term
-                    continue
+                    break
                 _, found = self.store.term_document_counts(self.user_id, search_tokens(term))
                 if found and all(found.get(t) for t in search_tokens(term)):
                     out[word] = term
+                    break
         return out
 
     def _parts(self, parts: list[str], plan: QuestionPlan, evidence: list[Evidence], within, options) -> list[Evidence]:

@@ -81,6 +81,20 @@ def test_complete_and_the_queue_count(local_settings):
     assert llm.waiting() == 0
 
 
+def test_a_term_gets_several_candidates_each_in_the_asked_script(local_settings):
+    from rag import prompts
+    llm = get_llm(local_settings)
+    messages = prompts.term_translation_messages("hallucination", "zh")
+    assert llm.complete(messages, max_tokens=16, temperature=0.0) == "hallucination"   # the plain reply: no help
+    candidates = llm.term_candidates(messages, "zh")
+    assert 2 <= len(candidates) <= 5 and len(set(candidates)) == len(candidates)
+    assert all(c and all("\u4e00" <= ch <= "\u9fff" for ch in c) for c in candidates), candidates
+    assert "幻觉" in candidates                          # the word the book uses, among the model's choices
+    english = llm.term_candidates(prompts.term_translation_messages("过拟合", "en"), "en")
+    assert english and all(c.replace(" ", "").replace("-", "").isascii() for c in english), english
+    assert any("overfit" in c.lower() for c in english), english
+
+
 # -- choosing the LLM ------------------------------------------------------------------------------------
 
 def test_get_llm_picks_by_backend(tmp_path, model_dir):
