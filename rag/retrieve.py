@@ -38,6 +38,32 @@ def reciprocal_rank_fusion(rankings: dict[str, list[str]], k: int = 60,
     return [(i, scores[i], ranks[i]) for i in sorted(scores, key=lambda i: -scores[i])]
 
 
+_PER_QUERY_LIST = re.compile(r"(?:dense|bm25)(\d+)")   # the lists of query i: dense{i}, bm25{i}
+
+
+def fusion_per_language(rankings: dict[str, list[str]], translations: int, k: int = 60,
+                        weights: dict[str, float] | None = None) -> list[tuple[str, float, dict[str, int]]]:
+    """Fused lists of a question searched with its translations (`options.also`, queries 1..translations): the
+    lists of each query fused on their own, and each chunk at its better fused score. Summed across languages, a
+    Chinese chunk that only the Chinese query's words find (幻觉) lost to chunks that both the English and the
+    Chinese queries half-match ("Happy-LLM" in image links). Lists tied to no query (the scope's chunks, HyDE)
+    count in every query's fusion."""
+    def query_of(name: str) -> int | None:
+        per_query = _PER_QUERY_LIST.fullmatch(name)
+        if per_query:
+            index = int(per_query.group(1))
+            return index if 1 <= index <= translations else 0      # MQE's rewrites count with the question
+        return 0 if name.endswith("_focus") or name == "statement" else None
+    shared = {n: ids for n, ids in rankings.items() if query_of(n) is None}
+    best: dict[str, tuple[float, dict[str, int]]] = {}
+    for query in range(translations + 1):
+        own = {n: ids for n, ids in rankings.items() if query_of(n) == query}
+        for cid, score, ranks in reciprocal_rank_fusion({**own, **shared}, k=k, weights=weights):
+            if cid not in best or score > best[cid][0]:
+                best[cid] = (score, ranks)
+    return [(cid, score, ranks) for cid, (score, ranks) in sorted(best.items(), key=lambda t: -t[1][0])]
+
+
 @dataclass
 class RetrievalOptions:
     mode: str = "hybrid"             # hybrid | dense | bm25
@@ -286,7 +312,10 @@ class Retriever:
             weights["statement"] = self.settings.statement_weight
         if "scope" in weights:
             weights["scope"] = 0.1
-        fused = reciprocal_rank_fusion(rankings, k=self.settings.rrf_k, weights=weights)
+        if options.also:
+            fused = fusion_per_language(rankings, len(options.also), k=self.settings.rrf_k, weights=weights)
+        else:
+            fused = reciprocal_rank_fusion(rankings, k=self.settings.rrf_k, weights=weights)
         pool_size = max(options.top_k, self.settings.rerank_candidates if options.rerank else options.top_k)
         chunks = {}
         if self.settings.chunks_per_page:
