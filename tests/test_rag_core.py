@@ -6,7 +6,7 @@ import pytest
 from core.errors import InvalidRequest
 from core.text import count_tokens, search_tokens
 from rag.chunk import chunk_document, page_range, split_sections
-from rag.retrieve import reciprocal_rank_fusion
+from rag.retrieve import fusion_per_language, reciprocal_rank_fusion
 from rag import prompts
 from rag.tool import RAGTool
 from rag.types import ConvertedDocument, PageSpan
@@ -101,6 +101,22 @@ def test_rrf_fuses_with_k60():
     assert fused[0][1] == pytest.approx(1 / 62 + 1 / 61)
     assert fused[0][2] == {"dense": 2, "bm25": 1}
     assert set(ids) == {"a", "b", "c", "d"}
+
+
+def test_a_question_and_its_translation_are_fused_each_on_its_own():
+    rankings = {"dense0": ["en", "link"], "bm250": ["link", "en"],          # the English question's lists
+                "dense1": ["zh", "link"], "bm251": ["zh"],                   # its translation's
+                "scope": ["other"]}                                          # tied to no query: in both
+    summed = [i for i, _, _ in reciprocal_rank_fusion(rankings, k=60)]
+    assert summed[0] == "link"                # half-matched by both languages, it beat the chunk one finds well
+    fused = fusion_per_language(rankings, 1, k=60)
+    assert fused[0][0] == "zh"
+    assert fused[0][1] == pytest.approx(2 / 61) and fused[0][2] == {"dense1": 1, "bm251": 1}
+    link = dict((i, (score, ranks)) for i, score, ranks in fused)["link"]
+    assert link[0] == pytest.approx(1 / 61 + 1 / 62)                   # its better query's score, not the sum
+    assert {i for i, _, _ in fused} == {"link", "en", "zh", "other"}
+    mqe = fusion_per_language({"dense0": ["a"], "dense1": ["b"], "dense2": ["a"]}, 1, k=60)
+    assert mqe[0][0] == "a" and mqe[0][1] == pytest.approx(2 / 61)        # a rewrite (query 2) adds to the question
 
 
 def test_add_text_search_and_extractive_answer(settings):
