@@ -35,7 +35,9 @@ _LEAD_EN = re.compile(r"^(?:(?:what|what's|whats)\s+(?:is|are)\s+(?:the\s+)?|the
 _TAIL_EN = re.compile(r"\s+(?:in python|in (?:the|this) [\w\- ]*?(?:book|text|chapter|notes?)|in [A-Z][\w\-]+|"
                       r"according to .+|exactly|really|actually)$", re.IGNORECASE)
 _LEAD_ZH = re.compile(r"^(?:请问|请|帮我|我想知道|想知道|你能|能否|可以|说说|讲讲|书里|书中|在书中|这本书里|那么|那|"
-                      r"[A-Za-z0-9\- ]+\s*(?:里|中|的))+")
+                      r"[A-Za-z0-9\- ]+\s*(?:里|中|的)|[^，。？！“”]{1,12}?(?:书|笔记|教材|文档|讲义|章|节)(?:里|中)(?:的)?)+")
+# a side written in quotes is the quoted term: "南瓜书中“算法”和“模型”的区别" compares 算法 and 模型
+_QUOTED_SIDE = re.compile(r"[“\"「『']([^”\"」』']{1,40})[”\"」』']")
 _TAIL_ZH = re.compile(r"(?:之间|两者|二者|这两个|这两种|两个|两种|相比|比较|的)+$")
 
 
@@ -53,6 +55,9 @@ def comparison_sides(question: str) -> tuple[str, str] | None:
 
 
 def _clean(side: str) -> str:
+    quoted = _QUOTED_SIDE.search(side + ("”" if side.count("“") > side.count("”") else ""))
+    if quoted:
+        return _clean(quoted.group(1)) if quoted.group(1).strip() != side.strip() else quoted.group(1).strip()
     side = side.strip(" \"'“”‘’「」《》()（）")
     side = _TAIL_EN.sub("", _LEAD_EN.sub("", side)).strip()
     side = _TAIL_ZH.sub("", _LEAD_ZH.sub("", side)).strip()

@@ -30,6 +30,7 @@ from core.text import (CJK_CHAR, KIND_WORDS, STOPWORDS, bm25_tokens, detect_lang
 from core.text import stem as snowball_stem
 from rag.injection import is_instruction
 from rag.outline import heading_text, split_at_headings
+from rag.references import is_reference_list
 from rag.statements import STATEMENTS, named_statements, under_statement
 from rag.types import SearchHit
 
@@ -48,7 +49,7 @@ _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
 _TOC_LINE = re.compile(r"(\.\s?){4,}\s*\d+\s*$|(?<![:=：])\s\d{1,4}\s*$")
 FRONT_MATTER = re.compile(
     r"^(contents|table of contents|目录|目 录|index|索引|acknowledg|preface|foreword|copyright|版权|"
-    r"contributor|about the author|colophon|bibliography|references|参考文献|致谢|前言|序)", re.IGNORECASE)
+    r"contributor|about the author|colophon|bibliography|references|参考文献|参考资料|致谢|前言|序)", re.IGNORECASE)
 _EXERCISE = re.compile(r"^\s*(exercises?\b|练习|习题|write a |write an |as an exercise|modify |rewrite )",
                        re.IGNORECASE)
 
@@ -192,8 +193,8 @@ def is_markup(text: str) -> bool:
 
 
 def is_front_matter(hit: SearchHit) -> bool:
-    """A table of contents, index or acknowledgements: never evidence for an answer."""
-    if any(FRONT_MATTER.match(h.strip()) for h in hit.chunk.heading_path):
+    """A table of contents, index, acknowledgements or reference list: never evidence for an answer."""
+    if any(FRONT_MATTER.match(h.strip()) for h in hit.chunk.heading_path) or is_reference_list(hit.chunk.text):
         return True
     lines = [line for line in hit.chunk.text.splitlines() if line.strip()]
     toc = sum(1 for line in lines if _TOC_LINE.search(line))

@@ -758,7 +758,10 @@ class RAGTool:
             if also and hits:
                 found = _best_of(found, self.evidence(also[0], hits, kind="explain"))
             out.append([e for e in found if any(_mentions(e.unit.text, name) for name in names)] or found)
-        both = [e for e in evidence if all(_mentions(e.unit.text, side) for side in plan.sides)]
+        # a unit naming both sides, in the question's words or the translation's ("“算法”是指从数据中学得“模型”的具体方法"
+        # for an English question on "algorithm" and "model")
+        names = [(side, translated[k]) if translated else (side,) for k, side in enumerate(plan.sides)]
+        both = [e for e in evidence if all(any(_mentions(e.unit.text, n) for n in side) for side in names)]
         return out[0], out[1], both
 
     def _scope_not_found(self, question: str, plan: QuestionPlan, docs: list[DocumentRecord]) -> Answer:

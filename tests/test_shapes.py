@@ -204,6 +204,38 @@ def two_books(settings, zh_book: str = BOOK_ZH, zh_title: str = "机器学习笔
     return tool
 
 
+ALGORITHM_ZH = """# 机器学习笔记
+
+## 第 1 章 绪论
+
+### 1.1 基本术语
+
+K-SVD is an algorithm that updates the dictionary one column at a time. 这段英文引自原论文。
+
+“算法”是指从数据中学得“模型”的具体方法，“算法”产出的结果称为“模型”，通常是具体的函数或可抽象地看作函数。
+
+### 1.2 数据与模型
+
+数据决定模型效果的上限，通常数据量越大模型效果越好。
+
+### 1.3 算法
+
+常见的算法有线性回归、决策树和支持向量机等。
+"""
+
+
+def test_an_english_comparison_shows_first_the_chinese_sentence_naming_both_sides(llm_settings, fake_llm):
+    """"the difference between an 'algorithm' and a 'model'" of a Chinese book: the sentence that names both (算法,
+    模型: the translated sides) leads the book's answer, not an English quote that only says "algorithm"."""
+    tool = two_books(llm_settings, ALGORITHM_ZH)
+    fake_llm.translation = "机器学习笔记中“算法”和“模型”有什么区别？"
+    fake_llm.answer = "An algorithm is the method; the model is what it produces [1]."
+    answer = tool.ask("What does ml-notes say is the difference between an 'algorithm' and a 'model'?")
+    assert not answer.refused, answer.text
+    book = answer.text.split("**From the book**")[-1].strip()
+    assert book.startswith("**“算法”是指从数据中学得“模型”的具体方法"), answer.text
+
+
 def translation_asked(fake_llm) -> bool:
     """Whether the model was asked to translate a question since the server's requests were last cleared."""
     return any(r["body"]["messages"][0]["content"].startswith("Translate the user's question")

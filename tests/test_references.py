@@ -1,0 +1,44 @@
+"""A chapter's reference list is never evidence (rag.references): its paper titles hold the words a learner
+asks with, and an answer made from one is a paper title passed off as an explanation."""
+from __future__ import annotations
+
+import pytest
+
+from rag.evidence import is_front_matter
+from rag.references import is_reference_list
+from rag.types import Chunk, SearchHit
+
+# the pumpkin book's chapter 8 references, as MarkItDown gives them (one block, entries marked [n])
+PUMPKIN = ("[1] Jerome Friedman, Trevor Hastie, and Robert Tibshirani. Additive logistic regression: a statistical "
+           "view of boosting. The annals of statistics, 28(2):337–407, 2000. [2] 李航. 统计学习方法. 清华大学出版社, "
+           "2012. [3] Zhi-Hua Zhou and Ji Feng. Deep forest: Towards an alternative to deep neural networks. In IJCAI, "
+           "pages 3553–3559, 2017. [4] 朱德通孙文瑜, 徐成贤. 最优化方法. 最优化方法, 2010. [5] Jerome H Friedman. Greedy "
+           "function approximation: a gradient boosting machine. Annals of statistics, pages 1189–1232, 2001.")
+HAPPY_LLM = ("**参考资料**\n\n[1] Long Ouyang, Jeff Wu, Xu Jiang. (2022). *Training language models to follow "
+             "instructions with human feedback.* arXiv preprint arXiv:2203.02155.\n[2] Jacob Devlin, Ming-Wei Chang. "
+             "(2019). *BERT: Pre-training of Deep Bidirectional Transformers.* arXiv preprint arXiv:1810.04805.\n"
+             "[3] Tom B. Brown et al. (2020). Language Models are Few-Shot Learners. arXiv preprint arXiv:2005.14165.")
+
+
+@pytest.mark.parametrize("text, listed", [
+    (PUMPKIN, True),
+    (HAPPY_LLM, True),
+    # a passage that cites a paper or names years is the book explaining
+    ("GPT-3 was introduced in 2020 (Brown et al., 2020). It has 175 billion parameters and showed in-context "
+     "learning. The paper appeared at NeurIPS 2020, pages 1877-1901. ChatGPT in 2022 added RLHF.", False),
+    ("Python 2 was released in 2000 and Python 3 in 2008. This book uses Python 3. Chapter 2 explains variables.",
+     False),
+    ("对数几率回归的损失函数是凸函数，因为其海森矩阵半正定 [1]。参见周志华《机器学习》，清华大学出版社，2016。", False),
+])
+def test_a_reference_list_is_told_from_a_passage_that_cites(text, listed):
+    assert is_reference_list(text) is listed
+
+
+def test_a_reference_list_is_never_evidence_whatever_its_heading():
+    def hit(text: str, heading: list[str]) -> SearchHit:
+        chunk = Chunk("d:1", "d", 1, text, heading, 109, 109, 0, len(text), 100)
+        return SearchHit(chunk=chunk, doc_name="pumpkin_book.pdf", doc_title="南瓜书", score=1.0, rank=1)
+    assert is_front_matter(hit(PUMPKIN, ["第 8 章 集成学习", "8.4 随机森林"]))     # a guessed heading above it
+    assert is_front_matter(hit("Some text.", ["参考资料"]))
+    assert not is_front_matter(hit("随机森林是 Bagging 的一个扩展变体。它在以决策树为基学习器构建 Bagging 集成的基础上引入了随机属性选择。",
+                                   ["第 8 章 集成学习"]))
