@@ -176,6 +176,9 @@ def test_an_explanation_goes_on_after_its_first_sentence(library):
     ("牛顿法和梯度下降法相比有什么优缺点？", ("牛顿法", "梯度下降法")),
     ("Think Python 里元组和列表有什么区别？什么时候该用元组？", ("元组", "列表")),
     ("训练误差和泛化误差一样吗？", ("训练误差", "泛化误差")),
+    ("机器学习笔记中“算法”和“模型”有什么区别？", ("算法", "模型")),          # quoted sides, a book named before
+    ("南瓜书中过拟合和欠拟合有什么区别？", ("过拟合", "欠拟合")),
+    ("What is the difference between an 'algorithm' and a 'model'?", ("algorithm", "model")),
 ])
 def test_the_sides_of_a_comparison(question, sides):
     assert comparison_sides(question) == sides
