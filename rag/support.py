@@ -311,6 +311,9 @@ def _check_clause(clause: str, index: int, places: list[str], passage: str, vect
         substituted = _substituted(clause, place, passage) if copy >= SUBSTITUTION_COPY else []
         if substituted:
             return Verdict(False, round(min(score, 0.35), 3), "substituted", {**details, "words": substituted})
+    misplaced = _numbers_misplaced(clause, places)
+    if misplaced:
+        return Verdict(False, round(min(score, 0.3), 3), "number", {**details, "numbers": misplaced})
     reversed_place = _polarity_reversed(clause, places)
     if reversed_place:
         return Verdict(False, round(min(score, 0.3), 3), "negation", {**details, "negated": reversed_place[:200]})
@@ -318,6 +321,29 @@ def _check_clause(clause: str, index: int, places: list[str], passage: str, vect
         return Verdict(False, round(min(score, 0.35), 3), "order", details)
     supported = score >= BACKED
     return Verdict(supported, round(score, 3), "" if supported else "unbacked", details)
+
+
+_PHRASE = re.compile(r"[，；]|[,;](?!\s*\d)")     # not the comma of a date or a number ("March 10, 2019")
+
+
+def _numbers_misplaced(claim: str, places: list[str]) -> list[str]:
+    """The claim's numbers that the passage states, but not where it states the claim: in "以及 2012 年 Hinton 和他的学生
+    提出了 AlexNet…，紧接着 LeCun、Bengio 和 Hinton 在 2015 年正式提出深度学习的概念", AlexNet's year is 2012, though 2015 is
+    in the sentence. Read at the phrase (one or two comma-separated pieces of one sentence) holding most of the
+    claim's terms, and only when that phrase states another number and the claim is one phrase; [] otherwise."""
+    numbers = numbers_in(claim)
+    terms = set(content_terms(claim)) - numbers
+    if not numbers or len(terms) < 2 or len([p for p in _PHRASE.split(claim) if p.strip()]) > 1:
+        return []           # a claim of several phrases may gather its numbers from several places
+    windows = []
+    for place in places:
+        pieces = [p.strip() for p in _PHRASE.split(place) if p.strip()]
+        windows += pieces + [f"{a}，{b}" for a, b in zip(pieces, pieces[1:])]
+    shared, _, phrase = max((len(terms & set(content_terms(w))), -len(w), w) for w in windows)
+    stated = numbers_in(phrase)
+    if shared < 2 or shared / len(terms) < POLARITY_SHARE or not stated - numbers:
+        return []           # the phrase states no other number: the claim's may sit in the next phrase (a date)
+    return sorted(numbers - stated)
 
 
 # A claim reworded more freely than a near copy can still say the opposite of its place: "the number of

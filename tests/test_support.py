@@ -222,3 +222,26 @@ def test_a_half_translated_sentence_is_not_backed(sentence, half, embedders):
     assert (verdict.reason == "mixed") is half, verdict
     if half:
         assert not verdict.supported
+
+
+HISTORY = ("随着计算机算力的不断提升，以及 2012 年 Hinton 和他的学生提出了 AlexNet 并在 ImageNet 评测中以明显优于第二名的成绩夺冠后，"
+           "引起了学术界和工业界的广泛关注，紧接着三位深度学习之父 LeCun、Bengio 和 Hinton 在 2015 年正式提出深度学习的概念。")
+VERSIONS = ("There are two versions of Python, called Python 2 and Python 3. This book is written for Python 3, but I "
+            "include some notes about Python 2.")
+ORDER = ("On March 13, 2019, the FAA issued an Emergency Order of Prohibition, which prohibits the operation of Boeing "
+         "Model 737–8 and 737–9 airplanes by U.S.-certificated operators or in U.S. territory.")
+
+
+@pytest.mark.parametrize("sentence, passage, misplaced", [
+    ("2015 年 Hinton 和他的学生提出了 AlexNet 并在 ImageNet 评测中夺冠。", HISTORY, ["2015"]),   # the sentence's other year
+    ("This book is written for Python 2.", VERSIONS, ["2"]),
+    ("2012 年 Hinton 和他的学生提出了 AlexNet 并在 ImageNet 评测中夺冠。", HISTORY, []),
+    # the date is a phrase of its own ("On March 13, 2019, …"): the phrase the claim matches states no other number
+    ("An FAA emergency order issued on March 13, 2019 bans the 737–8 and 737–9 from U.S. territory.", ORDER, []),
+])
+def test_a_number_is_read_where_the_passage_states_the_claim(sentence, passage, misplaced, embedders):
+    verdict = check(sentence, passage, embedders)
+    if misplaced:
+        assert not verdict.supported and verdict.reason == "number" and verdict.details["numbers"] == misplaced, verdict
+    else:
+        assert verdict.reason != "number", verdict
