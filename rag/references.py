@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import re
 
-# An entry starts at "[12] ", "12. " or a new line; an entry is a citation when it has a year and one of
-# these marks of a publication. The marks are data: add one when a book's style is missed.
+# An entry starts at "[12] " or a new line; an entry is a citation when it has a year and one of these marks of
+# a publication, each one prose does not use ("volume 3", not "pricing, volume and cost"; "Press,", not "press").
+# The marks are data: add one when a book's style is missed.
 _ENTRY_START = re.compile(r"(?:^|\s)\[\d{1,3}\]\s|\n+")
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 PUBLICATION_MARKS = re.compile(
-    r"\b(?:in proceedings|proceedings of|pages?\s+\d|pp\.\s*\d|journal|conference|arxiv|preprint|transactions|"
-    r"annals|press|publishers?|edition|vol\.|volume|et al\.|isbn|doi)\b|\d+\s*\(\d+\)\s*:\s*\d+|"
-    r"出版社|学报|期刊|会议|论文集|译",
+    r"\b(?:in proceedings|proceedings of|journal of|conference on|transactions on|annals of|arxiv|preprint|"
+    r"et al\.|isbn|doi:)|\bpp\.\s*\d|\bpages\s+\d+\s*[–-]\s*\d+|\bvol(?:ume)?\.?\s*\d+|\b\d+(?:st|nd|rd|th) ed(?:ition|\.)|"
+    r"\b(?:press|publishers?)[,.]|\d+\s*\(\d+\)\s*:\s*\d+|出版社|学报|论文集",
     re.IGNORECASE)
 MIN_CITATIONS = 3                # fewer is a passage that cites, not a list
 MIN_CITED_SHARE = 0.6            # of the chunk's characters, in citation entries

@@ -42,3 +42,10 @@ def test_a_reference_list_is_never_evidence_whatever_its_heading():
     assert is_front_matter(hit("Some text.", ["参考资料"]))
     assert not is_front_matter(hit("随机森林是 Bagging 的一个扩展变体。它在以决策树为基学习器构建 Bagging 集成的基础上引入了随机属性选择。",
                                    ["第 8 章 集成学习"]))
+
+
+def test_prose_with_years_and_publishing_words_is_not_a_reference_list():
+    """A filing's segment lines (a year, "volume", "press", "journal entries") are the document, not citations."""
+    lines = "\n".join(f"Segment {n} revenue in 2017 moved with pricing, volume and the cost of software; the press "
+                      f"release and journal entries of 2016 were restated." for n in range(1, 9))
+    assert not is_reference_list(lines)
