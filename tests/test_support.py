@@ -245,3 +245,19 @@ def test_a_number_is_read_where_the_passage_states_the_claim(sentence, passage, 
         assert not verdict.supported and verdict.reason == "number" and verdict.details["numbers"] == misplaced, verdict
     else:
         assert verdict.reason != "number", verdict
+
+
+def test_the_installed_judge_is_the_bigger_model_and_catches_an_added_detail(local_model_dir, embedders, tmp_path):
+    """`make install` installs the 1.5B model, and with SUPPORT_JUDGE=auto it judges what the rules let through:
+    an invented remedy added to a sentence the passage states (the words all fit; only a reader of the claim
+    sees it), while the passage's own claim is kept."""
+    from core.llm import LocalLLM, get_judge
+    from core.settings import Settings
+    judge = get_judge(Settings(_env_file=None, data_dir=tmp_path, llm_model_dir=local_model_dir))
+    assert isinstance(judge, LocalLLM) and judge.model.startswith("Qwen2.5-Coder-1.5B-Instruct")
+    passage = "过拟合是由于模型的学习能力相对于数据来说过于强大，反过来说，欠拟合是因为模型的学习能力相对于数据来说过于低下。"
+    invented = "过拟合是由于模型的学习能力相对于数据来说过于强大，通常可以通过增大学习率来缓解。"
+    assert check(invented, passage, embedders).supported          # the rules alone let it through
+    verdict = check(invented, passage, embedders, judge)
+    assert not verdict.supported and verdict.reason == "judge", verdict
+    assert check("欠拟合是因为模型的学习能力相对于数据来说过于低下。", passage, embedders, judge).supported
