@@ -90,6 +90,8 @@ def test_a_term_gets_several_candidates_each_in_the_asked_script(local_settings)
     assert 2 <= len(candidates) <= 5 and len(set(candidates)) == len(candidates)
     assert all(c and all("\u4e00" <= ch <= "\u9fff" for ch in c) for c in candidates), candidates
     assert "幻觉" in candidates                          # the word the book uses, among the model's choices
+    # a plain word the model would keep in English gets none: its Chinese guesses (以前) are in every library
+    assert llm.term_candidates(prompts.term_translation_messages("formerly", "zh"), "zh") == []
     english = llm.term_candidates(prompts.term_translation_messages("过拟合", "en"), "en")
     assert english and all(c.replace(" ", "").replace("-", "").isascii() for c in english), english
     assert any("overfit" in c.lower() for c in english), english
