@@ -57,7 +57,7 @@ def comparison_sides(question: str) -> tuple[str, str] | None:
 def _clean(side: str) -> str:
     quoted = _QUOTED_SIDE.search(side + ("”" if side.count("“") > side.count("”") else ""))
     if quoted:
-        return _clean(quoted.group(1)) if quoted.group(1).strip() != side.strip() else quoted.group(1).strip()
+        return _clean(quoted.group(1))
     side = side.strip(" \"'“”‘’「」《》()（）")
     side = _TAIL_EN.sub("", _LEAD_EN.sub("", side)).strip()
     side = _TAIL_ZH.sub("", _LEAD_ZH.sub("", side)).strip()

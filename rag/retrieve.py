@@ -312,10 +312,8 @@ class Retriever:
             weights["statement"] = self.settings.statement_weight
         if "scope" in weights:
             weights["scope"] = 0.1
-        if options.also:
-            fused = fusion_per_language(rankings, len(options.also), k=self.settings.rrf_k, weights=weights)
-        else:
-            fused = reciprocal_rank_fusion(rankings, k=self.settings.rrf_k, weights=weights)
+        # with no translation (`also` empty) this is reciprocal rank fusion of all the lists
+        fused = fusion_per_language(rankings, len(options.also), k=self.settings.rrf_k, weights=weights)
         pool_size = max(options.top_k, self.settings.rerank_candidates if options.rerank else options.top_k)
         chunks = {}
         if self.settings.chunks_per_page:

@@ -64,7 +64,7 @@ def half_translated(sentence: str) -> bool:
     架构, …放弃了 GLM's failure try."): a small model's half-done translation, not something a reader can check
     or trust. A Chinese sentence quoting English terms ("Transformer 的每一个 Encoder 由…") is not one."""
     words = re.findall(r"[A-Za-z]+", sentence.lower())
-    if sum(1 for w in words if w in L.ENGLISH_GRAMMAR_WORDS) < 2:
+    if sum(1 for w in words if w in STOPWORDS) < 2:     # not written in English, whatever terms it quotes
         return False
     bare = _QUOTED_TERM.sub(" ", sentence)
     return bool(_GLUED_SCRIPTS.search(bare)) or len(CJK_RUN.findall(bare)) >= 2

@@ -66,8 +66,3 @@ MONTHS = {m: str(i) for i, m in enumerate("january february march april may june
                                           "november december".split(), start=1)}
 NOT_NOUNS_AFTER_NUMBER = frozenset("are is were was be of and or to in on at for with by as than that which who "
                                    "the a an".split())
-
-# English grammar words: a sentence holding two or more of them is written in English, whatever terms it quotes.
-# With bare Chinese fragments in it ("was basic回归 of LLaMA 架构") it is a half-translation (rag.support).
-ENGLISH_GRAMMAR_WORDS = frozenset("the a an of is are was were be been and or to in on at for with by from that "
-                                  "this which it its as than".split())
