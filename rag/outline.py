@@ -41,7 +41,19 @@ def chinese_number(text: str) -> int | None:
 _CHAPTER_WORD = re.compile(r"^\s*(?:chapter|chap\.?|ch\.)\s*(\d+)\b", re.IGNORECASE)
 _ZH_CHAPTER = re.compile(r"^\s*第\s*([0-9零〇一二两三四五六七八九十百]+)\s*章")
 _LEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)*)(?:\.|\s|、|$)")
-_APPENDIX = re.compile(r"^\s*(?:appendix|附录)\s*([A-Z0-9一二三四五六七八九十]+)?", re.IGNORECASE)
+_APPENDIX = re.compile(r"^\s*(?:appendix|附录)\s*([A-Z]\b|[A-Z](?=[^a-z])|[0-9]+|[一二三四五六七八九十]+)?", re.IGNORECASE)
+
+
+def appendix_label(text: str) -> str | None:
+    """"B" for "Appendix B Analysis of Algorithms" (and "AppendixB", "附录 B"), "2" for "附录二"; None when the
+    heading is not an appendix, "" for an appendix without a label."""
+    m = _APPENDIX.match(text)
+    if not m:
+        return None
+    label = (m.group(1) or "").upper()
+    if label and not label.isascii():
+        label = str(chinese_number(label) or "")
+    return label
 
 
 def heading_number(title: str) -> tuple[str | None, bool]:
@@ -116,6 +128,10 @@ class Outline:
         if len(self.roots) == 1 and self.roots[0].children:
             return self.roots[0].children
         return list(self.roots)
+
+    def appendix(self, label: str) -> OutlineNode | None:
+        """The appendix labelled so ("B", "2"), the outermost heading that says it."""
+        return next((n for n in self.nodes() if appendix_label(n.title) == label.upper()), None)
 
     def numbered(self, number: str) -> OutlineNode | None:
         """The node numbered so: a chapter for "4", a section for "2.3"."""

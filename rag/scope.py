@@ -33,6 +33,8 @@ SCOPE_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("chapter", re.compile(r"第\s*(?P<n>" + _NUM + r")\s*章(?:[《“「]?(?!主要|讲|说|的|这|里|中|有|包括|介绍)(?P<title>[\u4e00-\u9fffA-Za-z\-]{2,12}?)[》”」]?"
                            r"(?=主要|讲|说|的|这|里|中|有|包括|介绍|，|,|。|？|\?|\s|$))?")),
     ("section", re.compile(r"\bsection\s*(?P<n>\d+)\b", re.IGNORECASE)),
+    ("appendix", re.compile(r"\bappendix\s*(?P<n>[A-Z]|\d+)\b", re.IGNORECASE)),
+    ("appendix", re.compile(r"附录\s*(?P<n>[A-Za-z](?![A-Za-z])|\d+|[一二三四五六七八九十]+)")),
     ("pages", re.compile(r"\bp(?:ages?|p?\.)\s*(?P<a>\d+)\s*(?:-|–|—|to|through|and)\s*(?P<b>\d+)", re.IGNORECASE)),
     ("pages", re.compile(r"第\s*(?P<a>\d+)\s*(?:-|–|—|到|至)\s*(?P<b>\d+)\s*页")),
     ("pages", re.compile(r"\bpage\s*(?P<a>\d+)\b", re.IGNORECASE)),
@@ -62,8 +64,8 @@ _TOPIC_NOISE = {"main", "first", "last", "next", "previous", "same", "whole", "e
 @dataclass
 class ScopeRequest:
     """What a question says about where to look."""
-    unit: str | None = None            # "chapter" | "section" | "pages" | None
-    number: str | None = None          # "4", "2.3"
+    unit: str | None = None            # "chapter" | "section" | "appendix" | "pages" | None
+    number: str | None = None          # "4", "2.3"; an appendix's label: "B", "2"
     pages: tuple[int, int] | None = None
     topic: str = ""                    # "dictionaries" in "the chapter on dictionaries"
     title: str = ""                    # what a numbered chapter is said to be about ("第9章聚类": 聚类)
@@ -93,6 +95,9 @@ def read_scope(question: str) -> ScopeRequest:
             b = int(groups.get("b") or a)
             return ScopeRequest(unit="pages", pages=(min(a, b), max(a, b)), phrase=m.group())
         raw = groups["n"]
+        if unit == "appendix":
+            label = raw.upper() if raw.isascii() else str(chinese_number(raw))
+            return ScopeRequest(unit=unit, number=label, phrase=m.group())
         number = str(_ORDINALS[raw.lower()]) if raw.lower() in _ORDINALS else \
             (raw if "." in raw else str(chinese_number(raw)))
         if number == "None":
@@ -185,6 +190,7 @@ def resolve_scope(request: ScopeRequest, outlines: dict[str, Outline], names: di
         return None
     order = _document_order(list(outlines), named_docs or [], question, languages or {})
     found: list[Scope] = []
+    loose: list[tuple[float, Scope]] = []
     for doc_id in order:
         outline = outlines[doc_id]
         node, pages = None, None
@@ -193,7 +199,11 @@ def resolve_scope(request: ScopeRequest, outlines: dict[str, Outline], names: di
             if node is None and request.unit == "section":
                 node = next((n for n in outline.nodes() if n.number == request.number), None)
             if node is not None and not _title_fits(request.title, node):
-                node = None      # "第9章聚类" of a book whose chapter 9 is about word play: not that chapter
+                # "第9章聚类" of a book whose chapter 9 is about word play: not that chapter. Words that only partly
+                # fit ("第五章自己动手写的那个 LLaMA2" of "第五章 动手搭建大模型") may be the reader's own: kept in reserve
+                if topic_match(request.title, node) > 0:
+                    loose.append((topic_match(request.title, node), Scope(doc_id, names.get(doc_id, doc_id), node=node)))
+                node = None
         elif request.unit in ("chapter", "section") and request.topic:
             pool = outline.chapters() if request.unit == "chapter" else outline.nodes()
             # ties go to the heading the topic names most of ("the section on tuples": "Tuples", not the chapter
@@ -204,6 +214,8 @@ def resolve_scope(request: ScopeRequest, outlines: dict[str, Outline], names: di
                 node = scored[0][3]
             elif topic_across is not None and in_other_script(request.topic, pool):
                 node = topic_across(request.topic, pool)
+        elif request.unit == "appendix":
+            node = outline.appendix(request.number)
         elif request.unit == "pages":
             pages = request.pages
         whole = request.whole_document and not request.unit and (doc_id in (named_docs or []) or len(outlines) == 1)
@@ -211,6 +223,8 @@ def resolve_scope(request: ScopeRequest, outlines: dict[str, Outline], names: di
             found.append(Scope(doc_id, names.get(doc_id, doc_id), node=node, pages=pages))
         if request.unit == "pages" and found:
             break
+    if not found and loose:
+        found = [max(loose, key=lambda pair: pair[0])[1]]
     if not found:
         return None
     if request.unit == "chapter" and request.number:

@@ -9,7 +9,7 @@ import pytest
 
 from rag.kind_examples import KIND_EXAMPLES
 from rag.kinds import classify_kind
-from rag.outline import build_outline, chinese_number, heading_number, heading_text
+from rag.outline import appendix_label, build_outline, chinese_number, heading_number, heading_text
 from rag.scope import read_scope, resolve_scope
 from rag.types import Chunk
 
@@ -74,6 +74,9 @@ def test_every_kind_has_examples_in_both_languages():
     ("Recap the section on costs, please", "section", None, None, "costs"),
     ("帮我总结一下关于决策树的那一章", "chapter", None, None, "决策树"),
     ("支持向量机这一章讲了什么", "chapter", None, None, "支持向量机"),
+    ("What does appendix B say about hash tables?", "appendix", "B", None, ""),
+    ("Think Python 附录 B 说列表的 append 是什么复杂度？", "appendix", "B", None, ""),
+    ("附录二讲了什么", "appendix", "2", None, ""),
 ])
 def test_the_scope_a_question_names(question, unit, number, pages, topic):
     scope = read_scope(question)
@@ -81,6 +84,7 @@ def test_the_scope_a_question_names(question, unit, number, pages, topic):
 
 
 @pytest.mark.parametrize("question", ["What is a tuple?", "How does recursion work in this chapter?",
+                                      "Is the appendix about debugging useful?",
                                       "为什么要用验证集？", "What did the company change in 2019?"])
 def test_no_scope_when_none_is_named(question):
     assert not read_scope(question).unit
@@ -157,6 +161,20 @@ def test_chapter_n_is_the_heading_that_calls_itself_a_chapter():
     assert scope.doc_id == "py" and scope.node.title == "Chapter 14 Files"
 
 
+def test_an_appendix_is_found_by_its_letter_in_either_language():
+    book = _chunks("py", [(["Chapter 21 Debugging"], 200), (["AppendixA Debugging", "A.1. Syntax errors"], 231),
+                          (["AppendixB Analysis of Algorithms"], 241),
+                          (["AppendixB Analysis of Algorithms", "B.4. Hashtables"], 248)])
+    outlines, names = {"py": build_outline("py", book)}, {"py": "thinkpython.pdf"}
+    for q in ("Summarize appendix B", "Think Python 附录 B 说 append 是什么复杂度？"):
+        scope = resolve_scope(read_scope(q), outlines, names, question=q, languages={"py": "en"})
+        assert scope.node.title == "AppendixB Analysis of Algorithms" and scope.node.page_end == 248
+    assert resolve_scope(read_scope("What is in appendix C?"), outlines, names, question="x") is None
+    assert appendix_label("Appendix A. Debugging") == "A" and appendix_label("附录二 习题") == "2"
+    assert appendix_label("Appendices and notes") is None and appendix_label("Appendix") == ""
+    assert appendix_label("Chapter 2 Variables") is None
+
+
 # -- questions that ask two things (rag.parts) ---------------------------------------------------------------
 
 @pytest.mark.parametrize("question, parts", [
@@ -194,3 +212,27 @@ def test_a_part_that_names_little_is_searched_with_the_first_parts_words():
     # a part that points back is about the first part's subject, however many words it has
     assert part_query("why the book says it can be dangerous?", first) == f"{first} why the book says it can be dangerous?"
     assert part_query("哪一种最常用？为什么？", "南瓜书介绍的几种模型评估方法里") == "南瓜书介绍的几种模型评估方法里 哪一种最常用？为什么？"
+
+
+def test_a_chapter_named_with_the_readers_own_words_for_it():
+    """"第五章自己动手写的那个 LLaMA2": the words after the number only partly fit the title (动手), and the
+    book whose chapter 5 shares nothing with them (神经网络) is not the one meant."""
+    ml = _chunks("ml", [(["第 5 章 神经网络", "5.1 神经元模型"], 55)])
+    llm = _chunks("llm", [(["第五章 动手搭建大模型", "5.1 动手实现一个 LLaMA2 大模型"], 1)])
+    outlines = {"ml": build_outline("ml", ml), "llm": build_outline("llm", llm)}
+    names = {"ml": "南瓜书.pdf", "llm": "第五章 动手搭建大模型.md"}
+    q = "第五章自己动手写的那个 LLaMA2 默认配置有多大？"
+    assert resolve_scope(read_scope(q), outlines, names, question=q).doc_id == "llm"
+    q = "第5章聚类主要讲什么？"     # shares nothing with either chapter 5
+    assert resolve_scope(read_scope(q), outlines, names, question=q) is None
+
+
+def test_the_kind_is_read_without_the_chapters_own_title():
+    """The title "动手搭建大模型" (build a model hands-on) reads as a how-to; what is asked of the chapter is a summary."""
+    from rag.plan import plan_question
+    llm = _chunks("llm", [(["第五章 动手搭建大模型", "5.1 动手实现一个 LLaMA2 大模型"], 1),
+                          (["第五章 动手搭建大模型", "5.2 训练 Tokenizer"], 2)])
+    outlines, names = {"llm": build_outline("llm", llm)}, {"llm": "第五章 动手搭建大模型.md"}
+    plan = plan_question("Happy-LLM 第五章动手搭建大模型都干了哪些事？", outlines, names, {"llm": "zh"}, [])
+    assert plan.summarizes and plan.scope.node.title == "第五章 动手搭建大模型"
+    assert plan_question("第五章里怎么训练 tokenizer？", outlines, names, {"llm": "zh"}, []).kind == "howto"
