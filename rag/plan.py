@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from core.text import detect_language
 from rag.compare import comparison_sides
 from rag.kinds import classify_kind
-from rag.outline import Outline
+from rag.outline import Outline, heading_text
 from rag.scope import Scope, ScopeRequest, TopicAcross, read_scope, resolve_scope
 
 
@@ -40,10 +40,10 @@ class QuestionPlan:
 
 def plan_question(question: str, outlines: dict[str, Outline], names: dict[str, str], languages: dict[str, str],
                   named_docs: list[str], topic_across: TopicAcross | None = None) -> QuestionPlan:
-    decision = classify_kind(question)
     request = read_scope(question)
     scope = resolve_scope(request, outlines, names, question=question, named_docs=named_docs, languages=languages,
                           topic_across=topic_across)
+    decision = classify_kind(_without_title(question, scope))
     kind = decision.kind
     sides = comparison_sides(question) if kind == "compare" or decision.scores.get("compare", 0) >= 0.2 else None
     if sides and kind not in ("compare", "why", "howto"):
@@ -58,3 +58,13 @@ def plan_question(question: str, outlines: dict[str, Outline], names: dict[str, 
         scope = None     # "what does the book say about X": the book is where to look, which retrieval knows
     return QuestionPlan(question, str(kind), decision.confidence, request, scope, sides, detect_language(question),
                         tuple(named_docs))
+
+
+def _without_title(question: str, scope: Scope | None) -> str:
+    """The question without the title of the chapter it names: the title's words say what the chapter is about, not
+    what is asked of it ("第五章动手搭建大模型都干了哪些事" reads as a how-to by "动手搭建", the chapter's own title)."""
+    if scope is None or scope.node is None:
+        return question
+    title = heading_text(scope.node.title).strip()
+    at = question.lower().find(title.lower()) if len(title) >= 2 else -1
+    return question if at < 0 else (question[:at] + " " + question[at + len(title):]).strip()
