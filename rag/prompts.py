@@ -62,9 +62,11 @@ ALL_UNSUPPORTED_TRANSLATED_NOTICE_ZH = "模型写的内容都没有得到所引�
 
 # a chapter, section or page range the question names that no document has
 SCOPE_NOT_FOUND = "Your documents have no {what}."
-SCOPE_NOT_FOUND_ZH = "你的文档中没有{what}"
+SCOPE_NOT_FOUND_ZH = "你的文档中没有{what}。"
 CHAPTERS_HAVE = "{doc} has chapters {first}–{last}"
 CHAPTERS_HAVE_ZH = "{doc} 有第 {first}–{last} 章"
+CHAPTER_HAS = "{doc} has chapter {first}"
+CHAPTER_HAS_ZH = "{doc} 有第 {first} 章"
 
 UNSUPPORTED_NOTICE = "Sentences marked ⚠ are not backed by the passage they cite; check them against the source."
 UNSUPPORTED_NOTICE_ZH = "标有 ⚠ 的句子没有得到所引段落的支持，请对照原文核对。"

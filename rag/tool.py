@@ -771,8 +771,10 @@ class RAGTool:
         for d in docs:
             numbers = [n.number for n in self.document_outline(d.doc_id).outline.chapters() if n.number]
             if numbers:
-                have.append(prompts.CHAPTERS_HAVE_ZH.format(doc=d.name, first=numbers[0], last=numbers[-1]) if zh
-                            else prompts.CHAPTERS_HAVE.format(doc=d.name, first=numbers[0], last=numbers[-1]))
+                one = numbers[0] == numbers[-1]
+                template = (prompts.CHAPTER_HAS_ZH if one else prompts.CHAPTERS_HAVE_ZH) if zh else \
+                    (prompts.CHAPTER_HAS if one else prompts.CHAPTERS_HAVE)
+                have.append(template.format(doc=d.name, first=numbers[0], last=numbers[-1]))
         what = plan.request.phrase.strip()
         text = (prompts.SCOPE_NOT_FOUND_ZH if zh else prompts.SCOPE_NOT_FOUND).format(what=what)
         if have:
