@@ -41,6 +41,9 @@ _CODE_LINE = re.compile(
     r"^\s*(>>>|\.\.\.\s|def |class |return\b|import |from \S+ import|for .+:\s*$|while .+:\s*$|if .+:\s*$|"
     r"elif |else:|try:|except|print\(|[A-Za-z_][\w.]*(?:\[[^\]]*\])?\s*(?:[-+*/%]|//|\*\*)?=[^=]|[A-Za-z_][\w.]*\(.*\)\s*$|#|\w+\[.*\]\s*=)")
 _HEADING = re.compile(r"^ {0,3}#{1,6}\s+\S")     # indented four spaces it is code: "    # check the suits"
+# A numbered heading the converter kept as text ("A.2.2. My program hangs.", "5.1.2 RMSNorm"): a short paragraph of
+# its own that starts with a section number of two or more parts
+_NUMBERED_HEADING = re.compile(r"^\s*(?:[A-Z]|\d{1,2})(?:\.\d{1,2}){1,3}\.?\s+[A-Z\u4e00-\u9fff][^\n]{0,70}$")
 _FENCED = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```[ \t]*$", re.MULTILINE | re.DOTALL)
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
@@ -90,7 +93,7 @@ def units_after(unit: Unit, text: str, context: str = "") -> list[Unit]:
     kept: list[Unit] = []
     pos = unit.end
     for u in following:
-        if any(_HEADING.match(line) for line in text[pos:u.start].split("\n")):
+        if any(_HEADING.match(line) or _NUMBERED_HEADING.match(line) for line in text[pos:u.start].split("\n")):
             break
         kept.append(u)
         pos = u.end
@@ -101,6 +104,8 @@ def _paragraph_units(text: str, base: int, header: str = "") -> list[Unit]:
     units: list[Unit] = []
     for para in re.finditer(r"(?:[^\n]|\n(?!\s*\n))+", text):
         body, offset = para.group(), base + para.start()
+        if _NUMBERED_HEADING.match(body):
+            continue              # a heading answers nothing
         lines = body.split("\n")
         if sum(1 for line in lines if _TABLE_ROW.match(line)) >= 2 or (header and offset == 0 and _TABLE_ROW.match(lines[0])):
             units.extend(_table_units(body, offset, header if offset == 0 else ""))

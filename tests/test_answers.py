@@ -8,7 +8,7 @@ import re
 import pytest
 
 from rag.answer import CitationRenumberer, renumber
-from rag.evidence import split_units
+from rag.evidence import split_units, units_after
 from rag.tool import RAGTool
 from rag.types import Answer, SourcesEvent
 
@@ -85,6 +85,16 @@ def stream(tool, question):
 
 
 # -- units ----------------------------------------------------------------------------------------------
+
+def test_a_numbered_heading_kept_as_text_is_a_heading():
+    """A PDF's third-level heading the converter left as a line of text ("A.2.2. My program hangs.") answers nothing,
+    and an explanation's continuation stops before it; a sentence that starts with a number stays a sentence."""
+    text = ("A.2.1. My program does absolutely nothing.\n\nThis problem is most common when your file defines "
+            "functions but never calls one.\n\nA.2.2. My program hangs.\n\nIf a program stops and seems to be doing "
+            "nothing, it is hanging.\n\n3.14 is close to pi, which the math module gives exactly.")
+    units = split_units(text)
+    assert [u.text[:10] for u in units] == ["This probl", "If a progr", "3.14 is cl"]
+    assert units_after(units[0], text) == []
 
 def test_units_keep_code_tables_and_drop_headings():
     units = split_units(BOOK)
