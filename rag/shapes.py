@@ -112,7 +112,10 @@ def summary_answer(question: str, digest: Digest, doc_name: str, doc_title: str,
                         for s in section.sentences)
         where = _pages(section.page_start, section.page_start, zh)
         label = f"**{section.name}**" + ((f"（{where}）" if zh else f" ({where})") if where else "")
-        bullets.append(f"- {label}{'：' if zh else ': '}{said}")
+        if section.subsections:
+            names = ("、" if zh else ", ").join(section.subsections)
+            said = (f"{said} " if said else "") + (f"（含：{names}）" if zh else f"(sections: {names})")
+        bullets.append(f"- {label}{'：' if zh else ': '}{said}" if said else f"- {label}")
     lines.append("\n".join(bullets))
     if digest.terms:
         first: KeySentence = digest.terms[0][1]

@@ -27,6 +27,7 @@ from rag.types import Chunk
 MAX_SECTIONS = 12            # more sections than this are read at the level above (a chapter's direct sections)
 SENTENCES_PER_SECTION = 1
 SENTENCES_PER_LEAF = 3       # a scope with no sections of its own
+MAX_SUBSECTIONS = 8          # the subsections named under a section
 MAX_KEY_TERMS = 10
 _SKIPPED_SECTION = re.compile(r"^(exercises?|problems|习题|练习|思考题|glossary|术语表?|vocabulary|key terms|"
                               r"references|bibliography|参考文献|further reading)\b", re.IGNORECASE)
@@ -59,6 +60,7 @@ class SectionDigest:
     page_start: int | None
     page_end: int | None
     sentences: list[KeySentence] = field(default_factory=list)
+    subsections: list[str] = field(default_factory=list)    # its own sections' names: the topics it goes through
 
     @property
     def name(self) -> str:
@@ -86,9 +88,14 @@ def digest_node(node: OutlineNode, outline: Outline) -> Digest:
             continue
         mine = [c for c in inside if tuple(c.heading_path[:part.level]) == part.path]
         limit = SENTENCES_PER_LEAF if part is node else SENTENCES_PER_SECTION
+        subsections = [heading_text(c.title) for c in part.children if not skipped_section(c.title)] \
+            if part is not node else []
         sections.append(SectionDigest(part.title, part.path, part.page_start, part.page_end,
-                                      key_sentences(mine, part.title, limit)))
-    return Digest(node.title, node.page_start, node.page_end, [s for s in sections if s.sentences],
+                                      key_sentences(mine, part.title, limit), subsections[:MAX_SUBSECTIONS]))
+    # a section with no whole sentence to quote (a derivation, all formulas) is still listed by its name and
+    # subsections: the chapter's structure is what a summary shows first
+    return Digest(node.title, node.page_start, node.page_end, [s for s in sections if s.sentences or s.subsections
+                                                                or s.path != node.path],
                   _key_terms(inside))
 
 
