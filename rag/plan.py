@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.text import detect_language
+from core.text import detect_language, search_tokens
 from rag.compare import comparison_sides
 from rag.kinds import classify_kind
 from rag.outline import Outline, heading_text
@@ -38,12 +38,16 @@ class QuestionPlan:
         return self.kind == "summarize" and self.scope is not None
 
 
+# A lookup or explanation of a chapter named by its number is a summary when the classifier gives that this much
+SUMMARY_HINT = 0.15
+
+
 def plan_question(question: str, outlines: dict[str, Outline], names: dict[str, str], languages: dict[str, str],
                   named_docs: list[str], topic_across: TopicAcross | None = None) -> QuestionPlan:
     request = read_scope(question)
     scope = resolve_scope(request, outlines, names, question=question, named_docs=named_docs, languages=languages,
                           topic_across=topic_across)
-    decision = classify_kind(_without_title(question, scope))
+    decision = _asked_of_the_scope(_without_title(question, scope), request)
     kind = decision.kind
     sides = comparison_sides(question) if kind == "compare" or decision.scores.get("compare", 0) >= 0.2 else None
     if sides and kind not in ("compare", "why", "howto"):
@@ -52,7 +56,7 @@ def plan_question(question: str, outlines: dict[str, Outline], names: dict[str, 
     # of it. One named by its subject says what is asked by itself ("In the SVM chapter, which conditions must the
     # hyperplane meet?" is a lookup there; "What does the SVM chapter cover?" the classifier calls a summary).
     if request.unit in ("chapter", "pages") and not request.topic and scope is not None and \
-            kind in ("lookup", "explain") and decision.scores.get("summarize", 0) >= 0.15:
+            kind in ("lookup", "explain") and decision.scores.get("summarize", 0) >= SUMMARY_HINT:
         kind = "summarize"
     if scope is not None and scope.node is None and scope.pages is None and kind != "summarize":
         scope = None     # "what does the book say about X": the book is where to look, which retrieval knows
@@ -68,3 +72,25 @@ def _without_title(question: str, scope: Scope | None) -> str:
     title = heading_text(scope.node.title).strip()
     at = question.lower().find(title.lower()) if len(title) >= 2 else -1
     return question if at < 0 else (question[:at] + " " + question[at + len(title):]).strip()
+
+
+# Below this, the words left once the scope is taken out do not ask anything of their own
+ASKED_OF_SCOPE_MIN_CONFIDENCE = 0.35
+ASKED_OF_SCOPE_MIN_WORDS = 2
+
+
+def _asked_of_the_scope(question: str, request: ScopeRequest):
+    """The question's kind. "第 9 章说测试 has_no_e 这种函数的时候应该测哪些情况" names a chapter, which the classifier reads
+    as a summary; what it asks of the chapter is in the rest. When the question without its scope phrase still
+    asks something (words of its own, a confident kind that is not a summary), that kind is the question's."""
+    decision = classify_kind(question)
+    if decision.kind != "summarize" or not request.phrase or request.phrase not in question:
+        return decision
+    rest = question.replace(request.phrase, " ")
+    if len(search_tokens(rest)) < ASKED_OF_SCOPE_MIN_WORDS:
+        return decision
+    asked = classify_kind(rest)
+    if asked.kind != "summarize" and asked.confidence >= ASKED_OF_SCOPE_MIN_CONFIDENCE and \
+            asked.scores.get("summarize", 0) < SUMMARY_HINT:
+        return asked
+    return decision

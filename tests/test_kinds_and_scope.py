@@ -236,3 +236,14 @@ def test_the_kind_is_read_without_the_chapters_own_title():
     plan = plan_question("Happy-LLM 第五章动手搭建大模型都干了哪些事？", outlines, names, {"llm": "zh"}, [])
     assert plan.summarizes and plan.scope.node.title == "第五章 动手搭建大模型"
     assert plan_question("第五章里怎么训练 tokenizer？", outlines, names, {"llm": "zh"}, []).kind == "howto"
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("第 3 章说递归函数的 base case 应该怎么写？", "howto"),
+    ("Chapter 6 says something about guardians - why do we need them?", "why"),
+    ("第三章主要讲了什么", "summarize"), ("What is in chapter 5?", "summarize"), ("第十一章的要点", "summarize"),
+])
+def test_what_is_asked_of_a_named_chapter(question, kind):
+    """A chapter's number makes the classifier lean to a summary; what the rest of the question asks decides."""
+    from rag.plan import _asked_of_the_scope
+    assert _asked_of_the_scope(question, read_scope(question)).kind == kind
