@@ -525,6 +525,26 @@ def stream_composed_answer(question: str, sources: list[Source], llm, *, system:
     yield Answer(question=question, text=text, citations=citations, mode="llm", llm=getattr(llm, "model", "llm"))
 
 
+_TRIPLE_QUOTES = re.compile(r'"""|\'\'\'')
+ECHO_MIN_CHARS = 8
+
+
+def without_echo(text: str, instruction: str) -> str:
+    """The model's text without what it copied from its instruction ("In two or three plain sentences:" written
+    back as the answer's first line) or from the markup of a source (a docstring's three quotes), outside code."""
+    clauses = [c.strip() for c in re.split(r"[:.：。;；]", instruction) if len(c.strip()) >= ECHO_MIN_CHARS]
+    parts, pos = [], 0
+    for block in list(_FENCE_BLOCK.finditer(text)) + [None]:
+        prose = text[pos:block.start() if block else len(text)]
+        for clause in clauses:
+            prose = re.sub(re.escape(clause) + r"\s*[:：.。]?", "", prose, flags=re.IGNORECASE)
+        parts.append(_TRIPLE_QUOTES.sub("", prose))
+        if block:
+            parts.append(block.group())
+            pos = block.end()
+    return re.sub(r"\n{3,}", "\n\n", "".join(parts)).strip()
+
+
 def attribute_uncited(answer: Answer, sources: list[Source], embedder) -> None:
     """A small model sometimes writes no [n] at all: cite each sentence with the source that backs it
     best (numbered in order of first use); a sentence no source backs is left uncited and marked ⚠."""

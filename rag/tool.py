@@ -29,7 +29,7 @@ from core.vectors import get_vector_store
 from rag import prompts
 from rag.answer import (Source, add_book_answer, add_supporting_quote, attribute_uncited, citation_for,
                         drop_unsupported, evidence_citations, extractive_answer, focused_sources, has_words, refusal,
-                        says_not_found, stream_composed_answer, whole_chunk_sources)
+                        says_not_found, stream_composed_answer, whole_chunk_sources, without_echo)
 from rag.compare import comparison_sides
 from rag.abbreviations import spell_out
 from rag.focus import search_focus
@@ -890,6 +890,7 @@ class RAGTool:
             refused = refusal(question, evidence, hits)
             refused.llm = answer.llm
             return refused
+        answer.text = without_echo(answer.text, shape.instruction_for(zh))
         attribute_uncited(answer, sources, self.dense)
         answer.checks = drop_unsupported(answer, self.dense, self.judge)
         dropped = sum(1 for c in answer.checks if not c.supported)

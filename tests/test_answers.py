@@ -86,6 +86,17 @@ def stream(tool, question):
 
 # -- units ----------------------------------------------------------------------------------------------
 
+def test_what_a_model_copies_from_its_instruction_or_a_docstring_is_not_its_answer():
+    from rag.answer import without_echo
+    from rag.shapes import shape_of
+    explain = shape_of("explain")
+    text = ('RMSNorm scales each vector by its root mean square. [1]\n\nIn two or three plain sentences:\n'
+            'It has one learnable weight. [1]\n\n""" [2]\n\n```\ndef f():\n    """doc"""\n```')
+    cleaned = without_echo(text, explain.instruction_for(False))
+    assert "plain sentences" not in cleaned and cleaned.count('"""') == 2         # the code block's stay
+    assert "RMSNorm scales" in cleaned and "one learnable weight" in cleaned
+    assert without_echo("用两三句通俗的话解释：它是一种归一化。[1]", explain.instruction_for(True)) == "它是一种归一化。[1]"
+
 def test_a_numbered_heading_kept_as_text_is_a_heading():
     """A PDF's third-level heading the converter left as a line of text ("A.2.2. My program hangs.") answers nothing,
     and an explanation's continuation stops before it; a sentence that starts with a number stays a sentence."""
