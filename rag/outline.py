@@ -130,8 +130,16 @@ class Outline:
         return list(self.roots)
 
     def appendix(self, label: str) -> OutlineNode | None:
-        """The appendix labelled so ("B", "2"), the outermost heading that says it."""
-        return next((n for n in self.nodes() if appendix_label(n.title) == label.upper()), None)
+        """The appendix labelled so ("B", "2"): the outermost heading that says it, else the heading whose sections
+        are numbered by the letter ("Analysis of Algorithms" over "B.1. Order of growth": a PDF's "Appendix B" line
+        is often set apart from its title and lost)."""
+        label = label.upper()
+        said = next((n for n in self.nodes() if appendix_label(n.title) == label), None)
+        if said is not None or not label.isalpha():
+            return said
+        numbered = re.compile(rf"^\s*{re.escape(label)}\.\d")
+        return next((n for n in self.nodes() if n.children and all(numbered.match(c.title) for c in n.children[:2])),
+                    None)
 
     def numbered(self, number: str) -> OutlineNode | None:
         """The node numbered so: a chapter for "4", a section for "2.3"."""

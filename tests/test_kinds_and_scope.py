@@ -170,6 +170,13 @@ def test_an_appendix_is_found_by_its_letter_in_either_language():
         scope = resolve_scope(read_scope(q), outlines, names, question=q, languages={"py": "en"})
         assert scope.node.title == "AppendixB Analysis of Algorithms" and scope.node.page_end == 248
     assert resolve_scope(read_scope("What is in appendix C?"), outlines, names, question="x") is None
+    # the "Appendix B" line lost by the converter: the heading whose sections are numbered B.1, B.2
+    lost = _chunks("tp", [(["Debugging", "A.1. Syntax errors"], 231), (["Debugging", "A.2. Runtime errors"], 233),
+                          (["Analysis of Algorithms", "B.1. Order of growth"], 242),
+                          (["Analysis of Algorithms", "B.2. Analysis of basic Python operations"], 245)])
+    q = "Think Python 附录 B 说列表的 append 是什么复杂度？"
+    scope = resolve_scope(read_scope(q), {"tp": build_outline("tp", lost)}, {"tp": "tp.pdf"}, question=q)
+    assert scope.node.title == "Analysis of Algorithms"
     assert appendix_label("Appendix A. Debugging") == "A" and appendix_label("附录二 习题") == "2"
     assert appendix_label("Appendices and notes") is None and appendix_label("Appendix") == ""
     assert appendix_label("Chapter 2 Variables") is None
