@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import difflib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -529,20 +530,58 @@ _TRIPLE_QUOTES = re.compile(r'"""|\'\'\'')
 ECHO_MIN_CHARS = 8
 
 
-def without_echo(text: str, instruction: str) -> str:
+def without_echo(text: str, instruction: str, question: str = "") -> str:
     """The model's text without what it copied from its instruction ("In two or three plain sentences:" written
-    back as the answer's first line) or from the markup of a source (a docstring's three quotes), outside code."""
+    back as the answer's first line), from the question (a small model may write the question back, whole or in
+    parts, before or instead of answering it) or from the markup of a source (a docstring's three quotes),
+    outside code."""
     clauses = [c.strip() for c in re.split(r"[:.：。;；]", instruction) if len(c.strip()) >= ECHO_MIN_CHARS]
     parts, pos = [], 0
     for block in list(_FENCE_BLOCK.finditer(text)) + [None]:
         prose = text[pos:block.start() if block else len(text)]
         for clause in clauses:
             prose = re.sub(re.escape(clause) + r"\s*[:：.。]?", "", prose, flags=re.IGNORECASE)
+        if question:
+            prose = _without_asked_sentences(prose, question)
         parts.append(_TRIPLE_QUOTES.sub("", prose))
         if block:
             parts.append(block.group())
             pos = block.end()
     return re.sub(r"\n{3,}", "\n\n", "".join(parts)).strip()
+
+
+QUESTION_ECHO_SIMILARITY = 0.6
+_CITE_MARKS = re.compile(r"\s*\[\d{1,6}\]\s*")
+# a sentence that asks, or the unfinished fragment a cut-off answer ends with
+_ASKED_SENTENCE = re.compile(r"[^\n?？。！!.]*(?:[?？](?:\s*\[\d{1,6}\])*|(?P<cut>\s*$))")
+
+
+def _folded(text: str) -> str:
+    return re.sub(r"[\W_]+", "", _CITE_MARKS.sub("", text)).casefold()
+
+
+def _without_asked_sentences(prose: str, question: str) -> str:
+    """`prose` without its questions (a sentence ending in "?" or "？") that say mostly what the person asked:
+    an answer states; a question written back is an echo, not a claim to check or show."""
+    asked = _folded(question)
+    if not asked:
+        return prose
+
+    def echo(match: re.Match) -> str:
+        said = _folded(match.group())
+        if not said:
+            return match.group()
+        # a fragment with no question mark is an echo only when all of it is the question's
+        needed = len(said) if match.group("cut") is not None else QUESTION_ECHO_SIMILARITY * len(said)
+        shared = difflib.SequenceMatcher(None, said, asked).find_longest_match(0, len(said), 0, len(asked)).size
+        return "" if shared >= needed else match.group()
+
+    cleaned = _ASKED_SENTENCE.sub(echo, prose)
+    if cleaned == prose:
+        return prose
+    # the echo's own citation marks, left at the start of a line
+    cleaned = re.sub(r"(?m)^[ \t]*(?:\[\d{1,6}\][ \t]*)+", "", cleaned)
+    return re.sub(r"[ \t]{2,}", " ", cleaned).strip()
 
 
 def attribute_uncited(answer: Answer, sources: list[Source], embedder) -> None:

@@ -890,7 +890,7 @@ class RAGTool:
             refused = refusal(question, evidence, hits)
             refused.llm = answer.llm
             return refused
-        answer.text = without_echo(answer.text, shape.instruction_for(zh))
+        answer.text = without_echo(answer.text, shape.instruction_for(zh), question)
         attribute_uncited(answer, sources, self.dense)
         answer.checks = drop_unsupported(answer, self.dense, self.judge)
         dropped = sum(1 for c in answer.checks if not c.supported)

@@ -97,6 +97,23 @@ def test_what_a_model_copies_from_its_instruction_or_a_docstring_is_not_its_answ
     assert "RMSNorm scales" in cleaned and "one learnable weight" in cleaned
     assert without_echo("用两三句通俗的话解释：它是一种归一化。[1]", explain.instruction_for(True)) == "它是一种归一化。[1]"
 
+def test_the_question_written_back_by_a_model_is_not_its_answer():
+    from rag.answer import without_echo
+    from rag.shapes import shape_of
+    compare = shape_of("compare").instruction_for(True)
+    question = "预训练和 SFT 在代码实现上到底差在哪？loss 是一样算的吗？"
+    # what the 0.5B model wrote for it (held-out hz-010): both halves of the question, one reworded, and a cut end
+    text = ("loss 是一样算的吗 [1]？\n[2] 预训练和 SFT 在代码实现上到底差在哪？ [2] 可以看到，SFT Dataset 和 Pretrain "
+            "Dataset 的 X 和 Y 是一样的。 [3]\n\n[3] 预训练和 SFT 在代码实现上都差在哪？ [2]loss 是一样算的吗")
+    assert without_echo(text, compare, question) == "可以看到，SFT Dataset 和 Pretrain Dataset 的 X 和 Y 是一样的。 [3]"
+    # a question of the model's own, and an answer that reuses the question's words, stay
+    kept = "Why does sorting fail? Because the list is mutable. [1] A tuple is not"
+    assert without_echo(kept, "", "What is the difference between a list and a tuple?") == kept
+    assert without_echo("random.random() returns a float between 0.0 and 1.0. [1]", "",
+                        "which function returns a random float?") == \
+        "random.random() returns a float between 0.0 and 1.0. [1]"
+
+
 def test_a_numbered_heading_kept_as_text_is_a_heading():
     """A PDF's third-level heading the converter left as a line of text ("A.2.2. My program hangs.") answers nothing,
     and an explanation's continuation stops before it; a sentence that starts with a number stays a sentence."""
