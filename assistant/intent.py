@@ -88,6 +88,13 @@ DOCUMENT_EXAMPLES = [
     "Give me an overview of how reinforcement learning works.", "What is the difference between online and batch learning?",
     "深度学习和强化学习有什么不同？", "给我介绍一下迁移学习。", "请帮我概述一下这场战争的背景。", "帮我简单介绍一下宏观经济学的基本问题。",
     "请帮我简要说明这个事件的起因。", "请帮我概括这个理论的来龙去脉。",
+    # what a program or system the book teaches does with the person's own work: "my stuff", "my files",
+    # 我的文件 are the subject of a how-it-works question, not records of the person's study
+    "When I close the program and choose to save, where do my files end up?",
+    "What happens to my variables when I exit the session?", "Where does the editor keep my settings?",
+    "If my disk is full, what should I delete first?", "How do I get my deleted file back?",
+    "我退出程序的时候选了保存，我的数据存到哪里去了？", "我的硬盘快满了，该删哪些东西？", "我误删了文件，还能恢复吗？",
+    "我的程序运行到一半卡住了，怎么排查？",
 ]
 
 _FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself|i've|i'm|i'd|we|our|us)\b|我|咱", re.IGNORECASE)
