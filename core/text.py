@@ -201,3 +201,17 @@ def _cap_length(name: str) -> str:
         return name[:MAX_NAME_CHARS - 1] + "…"
     return stem[:MAX_NAME_CHARS - len(extension) - 2] + "…." + extension
 
+
+
+def one_edit_apart(a: str, b: str) -> bool:
+    """Whether b is a with one letter added, dropped, changed, or two neighbours swapped ("recyling" and
+    "recycling", "teh" and "the"): the typing slips a reader's question makes."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        return a[i + 1:] == b[i + 1:] or (a[i + 2:] == b[i + 2:] and a[i:i + 2] == b[i:i + 2][::-1])
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    return longer[i + 1:] == shorter[i:]

@@ -562,9 +562,12 @@ def evidence_strength(evidence: list[Evidence], unknown: list[str] | None = None
 UNKNOWN_WORD_PENALTY = 0.15   # near-miss set 5 -> 15 of 20 refused; FinanceBench answerable 7 -> 8 of 58 ("capex")
 UNKNOWN_WORDS_MIN_CHUNKS = 100   # a word missing from a short note says little; from a 30-page filing, more
 _WORD = re.compile(r"[A-Za-z]+")
-# Words that shape an English question rather than name what it asks about.
+# Words that shape an English question rather than name what it asks about, and a reader's fillers
+# ("can someone explain the … thing?", "what does this stuff actually do").
 _QUESTION_PHRASING = frozenset("many much kind kinds type types explain describe tell please mean means "
-                               "happen happens difference".split())
+                               "happen happens difference someone somebody anyone anybody something thing things "
+                               "stuff actually really basically literally confused understand anyway thanks "
+                               "guys okay".split())
 
 
 class QuestionTerms(NamedTuple):

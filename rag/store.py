@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sqlite3
 import threading
 import time
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from core.errors import DiskFull
 from core.sqlite import DOCUMENTS, another_connection, is_damaged, open_database
-from core.text import bm25_tokens, stem, with_fiscal_years
+from core.text import bm25_tokens, one_edit_apart, stem, with_fiscal_years
 from rag.chunk import document_context, index_fields
 from rag.types import Chunk
 
@@ -60,6 +61,8 @@ FTS_SUFFIX = "_hb"
 SCHEMA_RACE = ("vtable constructor failed", "database schema has changed")
 SCHEMA_RACE_RETRIES = 3
 MAX_COUNTED_TERMS = 64   # term_document_counts looks up at most this many distinct terms of a question
+# a shorter word one letter off a library word is as likely another word ("qnorm" beside R's "qqnorm", "cat"/"car")
+MIN_RESPELLED_LETTERS = 6
 
 
 def _quoted(tokens: list[str]) -> str:
@@ -324,6 +327,28 @@ class DocumentStore:
             if rows:
                 counts[term] = int(rows[0][0])
         return n, counts
+
+    def spelled_alike(self, user_id: str, word: str) -> str | None:
+        """The word of this person's chunks that `word` (a word no chunk holds) is a slip for: one letter off
+        its stem ("recyling" -> "recycling"), the most used such word, as the chunk writes it; None when no
+        indexed word is that close. Words are scanned from the same first letter on (typos rarely hit it)."""
+        fts = self._fts_table(user_id, create=False)
+        target = stem(word.lower())
+        if not fts or len(word) < MIN_RESPELLED_LETTERS:
+            return None
+        rows = self._read(f"SELECT term, doc FROM {fts}_vocab WHERE term >= ? AND term < ? "
+                          "AND length(term) BETWEEN ? AND ?",
+                          (target[0], chr(ord(target[0]) + 1), len(target) - 1, len(target) + 1))
+        close = sorted(((int(n), term) for term, n in rows if one_edit_apart(target, term)), reverse=True)
+        if not close:
+            return None
+        found = close[0][1]
+        texts = self._read(f"SELECT c.text FROM {fts} JOIN chunks c ON c.id = {fts}.rowid WHERE {fts} MATCH ? "
+                           "LIMIT 1", (_quoted([found]),))
+        for surface in re.findall(r"[A-Za-z]+", texts[0][0] if texts else ""):
+            if stem(surface.lower()) == found:
+                return surface.lower()
+        return None
 
     def _fts_table(self, user_id: str, *, create: bool) -> str | None:
         rows = self._read("SELECT name FROM fts_tables WHERE user_id=?", (user_id,))

@@ -445,6 +445,18 @@ class RAGTool:
         weights = discount_statement_names(discount_document_names(question_weights(focus, df, n_chunks), hits), focus)
         return score_evidence(focus, hits, self.dense, weights, kind=kind)
 
+    def respelled(self, question: str) -> str:
+        """The question with each English word that no chunk holds but is one letter off a word of the library
+        written as the library writes it ("explain the recyling thing" -> "recycling"): a reader's slip is
+        neither searched as written nor refused as an unknown word."""
+        _, df, _ = self.question_terms(question)
+        for word in [w for w, n in df.items() if n == 0 and w.isascii() and w.isalpha()]:
+            alike = self.store.spelled_alike(self.user_id, word)
+            if alike:
+                log.info("read %r as %r (no chunk holds the first; the second is one letter off)", word, alike)
+                question = re.sub(rf"\b{re.escape(word)}\b", alike, question, flags=re.IGNORECASE)
+        return question
+
     def unknown_words(self, question: str, terms: QuestionTerms | None = None) -> list[str]:
         """Words of the question that none of this person's chunks contains (rag.evidence.unknown_words)."""
         return unknown_words(*(terms or self.question_terms(question)))
@@ -520,6 +532,7 @@ class RAGTool:
         if not docs:
             yield Answer(question=question, text=prompts.NO_DOCUMENTS, citations=[], mode="none")
             return
+        question = self.respelled(question)
         plan = self.plan(question, docs)
         notices: list = []
         queries: list[str] = [question]

@@ -202,10 +202,25 @@ def test_a_question_naming_what_a_long_document_never_mentions_is_declined(setti
     assert not answered.refused and "1,037.1" in answered.text
 
 
+def test_a_word_one_letter_off_the_librarys_is_read_as_the_library_writes_it(settings):
+    """A reader's slip ("revnue", "satelites") is searched as the book spells it and never called unknown; a
+    word no closer than that ("bicycles"), or too short to tell a slip from another word, stays as typed."""
+    tool = RAGTool("analyst", settings)
+    tool.add_text(filing(120), title="Aerospace annual report", name="aero_10k.md")
+    assert tool.respelled("What was the revnue of the satelites segment 1 in 2017?") == \
+        "What was the revenue of the satellites segment 1 in 2017?"
+    assert tool.respelled("What was the revenue from bicycles?") == "What was the revenue from bicycles?"
+    assert tool.respelled("How big are the prts?") == "How big are the prts?"        # "parts": too short to tell
+    _, answer = stream(tool, "Can someone tell me the revnue of the satelites segment 1 in 2017?")
+    assert not answer.refused and "1,037.1" in answer.text, answer.text
+
+
 def test_unknown_words_leave_out_abbreviations_short_words_known_words_and_short_libraries():
     from rag.evidence import UNKNOWN_WORDS_MIN_CHUNKS, unknown_words
-    df = {"revenue": 3, "tuple": 2, "sold": 1, "ppne": 0, "jnj": 0, "cat": 0, "many": 0, "bicycles": 0, "red": 0}
+    df = {"revenue": 3, "tuple": 2, "sold": 1, "ppne": 0, "jnj": 0, "cat": 0, "many": 0, "bicycles": 0, "red": 0,
+          "someone": 0, "thing": 0, "stuff": 0}
     assert unknown_words("What is the PPNE and JnJ revenue of the tuple for a cat?", df, 500) == []
+    assert unknown_words("Can someone explain the tuple thing, and its stuff?", df, 500) == []     # fillers
     assert unknown_words("How many Bicycles were sold, and were the bicycles red?", df, 500) == ["bicycles"]
     assert unknown_words("How many bicycles were sold?", df, UNKNOWN_WORDS_MIN_CHUNKS - 1) == []
     assert unknown_words("How many bicycles were sold?", {"sold": 1}, 500) == []   # not looked up: not judged
