@@ -148,7 +148,11 @@ def _answer_from_memory(assistant, question: str, history: list[dict]):
             for piece in llm.stream(messages):
                 pieces.append(piece)
                 yield piece
-            text = "".join(pieces).strip()
+            text = _held_by_records("".join(pieces).strip(), lines, assistant.rag.dense)
+            if not text:       # nothing the model wrote is in the records: the records themselves answer
+                notice = Notice(prompts.MEMORY_UNSUPPORTED_NOTICE, key="notice_memory_unsupported")
+                text = None
+                yield "\n\n"
         except LLMError as exc:
             notice = Notice(f"{exc} Listing your records instead.", key="notice_listing_records",
                             error=Notice.of(exc))
@@ -161,6 +165,16 @@ def _answer_from_memory(assistant, question: str, history: list[dict]):
     return AskResult(question=question, text=text, route="memory", mode="memory", memories=records,
                      notice=notice or "", notices=[notice] if notice else [], period=period.label if period else "",
                      llm=composed_by)
+
+
+def _held_by_records(text: str, lines: list[str], embedder) -> str:
+    """The model's memory answer without the sentences the records do not back (a small model given a list of
+    past questions may invent where a person's files are kept): memory is checked like the documents are."""
+    from rag.evidence import answer_sentences
+    from rag.support import check
+    records = "\n".join(lines)
+    kept = [sentence for sentence in answer_sentences(text) if check(sentence, records, embedder).supported]
+    return " ".join(kept).strip()
 
 
 def _memory_records(assistant, question: str, period: Period | None) -> list[MemoryRef]:

@@ -22,3 +22,4 @@ MEMORY_ANSWER_USER = "Memory records{period}:\n{records}\n\nQuestion: {question}
 
 NO_MEMORIES = "I have no record of that in your learning history{period} yet."
 MEMORY_HEADER = "From your learning history{period}:"
+MEMORY_UNSUPPORTED_NOTICE = "What the model wrote is not in your records, so your records are listed instead."

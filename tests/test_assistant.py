@@ -263,6 +263,15 @@ def test_memory_answer_through_the_llm_and_its_failure(llm_settings, fake_llm, t
     assert result.route == "memory" and len(pieces) > 1
     prompt = fake_llm.requests[-1]["body"]["messages"][-1]["content"]
     assert "Memory records (today)" in prompt and "flight.pdf" in prompt
+    # the fake model's reply ("A function is a named sequence of statements…") is in no record: never shown as
+    # the person's history; the records are listed instead, and a notice says why
+    assert "named sequence" not in result.text and "flight.pdf" in result.text
+    assert result.notice.key == "notice_memory_unsupported"
+    # a reply the records back is shown as written
+    record = prompt.split("\n")[1].lstrip("- ")
+    fake_llm.answer = f"{record}."
+    _, held = final(a.ask("What did I study today?"))
+    assert held.text == f"{record}." and not held.notice, (held.text, record)
     fake_llm.mode = "error"
     _, failed = final(a.ask("What did I study today?"))
     assert failed.route == "memory" and "flight.pdf" in failed.text and "Listing your records" in failed.notice

@@ -119,7 +119,7 @@ def test_long_names_under_bars_keep_their_start_and_end():
 
 ANSWER_NOTICE_KEYS = ("notice_expansion_needs_llm", "notice_expansion_skipped", "notice_queued", "notice_llm_failed",
                       "notice_llm_failed_general", "notice_unsupported", "notice_advanced_search_needs_llm",
-                      "notice_listing_records", "notice_not_saved")
+                      "notice_listing_records", "notice_not_saved", "notice_memory_unsupported")
 NOTES = ("# Functions\n\nA function is a named block of code that takes arguments, computes something and returns "
          "a result. Calling a function jumps to its body and comes back with the return value.\n")
 ENGLISH_RUN = re.compile(r"[A-Za-z]{2,} [A-Za-z]{2,} [A-Za-z]{2,}")   # three English words in a row
