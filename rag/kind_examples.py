@@ -52,6 +52,11 @@ KIND_EXAMPLES: dict[str, list[str]] = {
         "What is MCAS and what does it do?", "What is an index in a database?",
         "什么是过拟合？", "什么是版本空间？", "什么是信息熵？", "版本空间是什么？", "什么叫正则化？",
         "注意力机制是什么？它解决了什么问题？", "残差连接是什么？", "什么是对偶问题，它有什么用？",
+        # what a piece of notation, code or a formula means, also in a chapter named by its number
+        "What does the -1 mean in lm(y ~ x - 1)?", "What does x[-2] mean in this code?",
+        "In chapter 4, what does the ** operator mean?", "In chapter 7, what does the notation f(x; y) stand for?",
+        "公式里 a %*% b 是啥意思？", "这行代码里的 <<- 是什么意思？", "第5章里 y ~ A + B 这种写法是啥意思？",
+        "第8章那个 chmod 755 是什么意思？", "式 (3.7) 里的 λ 代表什么？",
     ],
     "compare": [
         "What is the difference between a list and a tuple?", "How is a tuple different from a list?",

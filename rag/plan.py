@@ -56,7 +56,8 @@ def plan_question(question: str, outlines: dict[str, Outline], names: dict[str, 
     # of it. One named by its subject says what is asked by itself ("In the SVM chapter, which conditions must the
     # hyperplane meet?" is a lookup there; "What does the SVM chapter cover?" the classifier calls a summary).
     if request.unit in ("chapter", "pages") and not request.topic and scope is not None and \
-            kind in ("lookup", "explain") and decision.scores.get("summarize", 0) >= SUMMARY_HINT:
+            kind in ("lookup", "explain") and decision.scores.get("summarize", 0) >= SUMMARY_HINT and \
+            _asked_without_scope(question, request) is None:
         kind = "summarize"
     if scope is not None and scope.node is None and scope.pages is None and kind != "summarize":
         scope = None     # "what does the book say about X": the book is where to look, which retrieval knows
@@ -84,13 +85,21 @@ def _asked_of_the_scope(question: str, request: ScopeRequest):
     as a summary; what it asks of the chapter is in the rest. When the question without its scope phrase still
     asks something (words of its own, a confident kind that is not a summary), that kind is the question's."""
     decision = classify_kind(question)
-    if decision.kind != "summarize" or not request.phrase or request.phrase not in question:
+    if decision.kind != "summarize":
         return decision
+    return _asked_without_scope(question, request) or decision
+
+
+def _asked_without_scope(question: str, request: ScopeRequest):
+    """The kind the question has without its scope phrase, when that rest asks something of its own (words of
+    its own, a confident kind that is not a summary: "第11章模型公式里 y ~ x - 1 是啥意思？"); else None."""
+    if not request.phrase or request.phrase not in question:
+        return None
     rest = question.replace(request.phrase, " ")
     if len(search_tokens(rest)) < ASKED_OF_SCOPE_MIN_WORDS:
-        return decision
+        return None
     asked = classify_kind(rest)
     if asked.kind != "summarize" and asked.confidence >= ASKED_OF_SCOPE_MIN_CONFIDENCE and \
             asked.scores.get("summarize", 0) < SUMMARY_HINT:
         return asked
-    return decision
+    return None

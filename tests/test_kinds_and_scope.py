@@ -29,7 +29,10 @@ UNSEEN = {
     "explain": ["Explain what a docstring is for.", "Can you explain the concept of encapsulation?",
                 "解释一下什么是偏差-方差分解。", "请通俗地讲讲 EM 算法。", "Help me understand what aliasing means.",
                 # a term's "what is": explained, not looked up
-                "What is a generator?", "What is gradient clipping?", "什么是梯度下降？", "集成学习是什么？"],
+                "What is a generator?", "What is gradient clipping?", "什么是梯度下降？", "集成学习是什么？",
+                # notation asked about, with or without its chapter (unseen ue-024 was summarized as chapter 11)
+                "模型公式里 y ~ x - 1 是啥意思？", "In chapter 11, what does y ~ x - 1 mean?",
+                "第3章里的 `$` 符号是什么意思？"],
     "lookup": ["What is the default port of the server?", "What is the deadline for the report?",
                "GPT-2 的词表有多大？", "Which year was the second edition published?"],
 }
