@@ -215,3 +215,14 @@ def one_edit_apart(a: str, b: str) -> bool:
         return a[i + 1:] == b[i + 1:] or (a[i + 2:] == b[i + 2:] and a[i:i + 2] == b[i:i + 2][::-1])
     longer, shorter = (a, b) if len(a) > len(b) else (b, a)
     return longer[i + 1:] == shorter[i:]
+
+
+# A word English uses less than this (Zipf scale: 1 = once per 100 million words) is no word of its own
+SLIP_MAX_ZIPF = 1.5
+
+
+def could_be_a_slip(word: str) -> bool:
+    """Whether an English word is rare enough to be a typing slip rather than a word of its own (wordfreq):
+    "recyling" and "satelites" are, "bullion" (one letter off "billion") is not."""
+    from wordfreq import zipf_frequency
+    return zipf_frequency(word, "en") < SLIP_MAX_ZIPF

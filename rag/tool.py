@@ -23,7 +23,7 @@ from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError,
 from core.llm import get_judge, get_llm
 from core.registry import ProcessRegistry
 from core.settings import Settings, get_settings
-from core.text import (clean_document_name, detect_language, other_language_words, search_tokens,
+from core.text import (clean_document_name, could_be_a_slip, detect_language, other_language_words, search_tokens,
                        with_words_replaced, written_in)
 from core.vectors import get_vector_store
 from rag import prompts
@@ -450,7 +450,7 @@ class RAGTool:
         written as the library writes it ("explain the recyling thing" -> "recycling"): a reader's slip is
         neither searched as written nor refused as an unknown word."""
         _, df, _ = self.question_terms(question)
-        for word in [w for w, n in df.items() if n == 0 and w.isascii() and w.isalpha()]:
+        for word in [w for w, n in df.items() if n == 0 and w.isascii() and w.isalpha() and could_be_a_slip(w)]:
             alike = self.store.spelled_alike(self.user_id, word)
             if alike:
                 log.info("read %r as %r (no chunk holds the first; the second is one letter off)", word, alike)

@@ -210,6 +210,10 @@ def test_a_word_one_letter_off_the_librarys_is_read_as_the_library_writes_it(set
     assert tool.respelled("What was the revnue of the satelites segment 1 in 2017?") == \
         "What was the revenue of the satellites segment 1 in 2017?"
     assert tool.respelled("What was the revenue from bicycles?") == "What was the revenue from bicycles?"
+    # an English word of its own one letter off the library's ("pricking": its stem is one letter off "pricing"'s)
+    # is never rewritten
+    assert tool.store.spelled_alike(tool.user_id, "pricking") == "pricing"
+    assert tool.respelled("Was there any pricking in segment 1?") == "Was there any pricking in segment 1?"
     assert tool.respelled("How big are the prts?") == "How big are the prts?"        # "parts": too short to tell
     _, answer = stream(tool, "Can someone tell me the revnue of the satelites segment 1 in 2017?")
     assert not answer.refused and "1,037.1" in answer.text, answer.text
