@@ -95,6 +95,10 @@ DOCUMENT_EXAMPLES = [
     "If my disk is full, what should I delete first?", "How do I get my deleted file back?",
     "我退出程序的时候选了保存，我的数据存到哪里去了？", "我的硬盘快满了，该删哪些东西？", "我误删了文件，还能恢复吗？",
     "我的程序运行到一半卡住了，怎么排查？",
+    # "how do I get / make …": a how-to with the speaker as the one doing it
+    "How do I get the system to show its startup messages?", "How do I make my laptop sleep when I close the lid?",
+    "how do i get my script to print the whole error?", "我想让电脑开机时自动挂载我的硬盘，怎么设置？",
+    "我想让自己的账号不用输密码就能登录，要怎么配？",
 ]
 
 _FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself|i've|i'm|i'd|we|our|us)\b|我|咱", re.IGNORECASE)
@@ -135,9 +139,9 @@ _OWN_PAST = re.compile(
 # left to the vote and the past-time cue.
 _BOOK_REFERENCE = re.compile(
     r"\b(?:the|this|that|my|your|our)\s+(?:book|textbook|text|chapter|section|author|paper|article|document|"
-    r"report|passage|paragraph)s?\b|\bchapter\s+(?:\d+|[ivx]+|one|two|three|four|five|six|seven|eight|nine|ten)\b|"
+    r"report|passage|paragraph|manual|handbook|guide|reference|tutorial)s?\b|\bchapter\s+(?:\d+|[ivx]+|one|two|three|four|five|six|seven|eight|nine|ten)\b|"
     r"\bsection\s+\d|\baccording to\b|"
-    r"书里|书中|书上|课本|教材|教科书|本书|这本书|文中|原文|作者|第[一二三四五六七八九十百\d]+[章节]|"
+    r"书里|书中|书上|课本|教材|教科书|本书|这本书|文中|原文|作者|手册|指南|教程|第[一二三四五六七八九十百\d]+[章节]|"
     r"这一?[章节]|这一?段(?!时间|日子)|本章|本节",
     re.IGNORECASE)
 
