@@ -151,8 +151,8 @@ def answered_by(request, result: AskResult) -> str:
     """The line under an answer that says who wrote it."""
     if result.llm and result.llm != "none":
         return t(request, "answered_by", model=result.llm)
-    if result.route == "memory":
-        return t(request, "answered_memory")
+    if result.route == "memory":   # a notice says why a model's answer was set aside; "no model" would be untrue
+        return t(request, "answered_memory_listed" if result.notices else "answered_memory")
     return t(request, "answered_refused" if result.refused else "answered_extractive")
 
 

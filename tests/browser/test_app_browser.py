@@ -163,13 +163,19 @@ def test_a_follow_up_is_rewritten_by_the_model_and_says_what_it_searched(alice, 
     assert "What does the AOA sensor disagreement threshold depend on, and why?" in searched
 
 
-def test_a_question_about_the_past_is_answered_from_memory(alice):
+def test_a_question_about_the_past_is_answered_from_memory(alice, artefacts):
     page = alice
     page.fill("#question textarea", "What did I study today?")
     page.click("#ask")
     page.wait_for_function("document.querySelectorAll('#chat [data-testid=\"bot\"]').length >= 3", timeout=60_000)
     page.wait_for_function("document.querySelectorAll('#sources label').length === 0")
     assert page.inner_text("#memory-used") == ""          # memory answers are not shown as document sources
+    # the fake model's reply is about functions, which no record says: the records are listed instead
+    notice = wait_text(page, "#answer-notice", "not in your records")
+    assert "no language model" not in notice, notice        # a model ran; its words were set aside
+    last = page.query_selector_all('#chat [data-testid="bot"]')[-1].inner_text()
+    assert "From your learning history" in last and "named sequence" not in last, last
+    page.screenshot(path=str(artefacts / "08b-memory-answer-records.png"), full_page=True)
 
 
 def test_note_with_a_concept_appears_in_the_graph(alice, artefacts):
