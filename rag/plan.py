@@ -57,7 +57,7 @@ def plan_question(question: str, outlines: dict[str, Outline], names: dict[str, 
     # hyperplane meet?" is a lookup there; "What does the SVM chapter cover?" the classifier calls a summary).
     if request.unit in ("chapter", "pages") and not request.topic and scope is not None and \
             kind in ("lookup", "explain") and decision.scores.get("summarize", 0) >= SUMMARY_HINT and \
-            _asked_without_scope(question, request) is None:
+            _asked_without_scope(question, request, min_words=OWN_ASK_MIN_WORDS) is None:
         kind = "summarize"
     if scope is not None and scope.node is None and scope.pages is None and kind != "summarize":
         scope = None     # "what does the book say about X": the book is where to look, which retrieval knows
@@ -78,6 +78,10 @@ def _without_title(question: str, scope: Scope | None) -> str:
 # Below this, the words left once the scope is taken out do not ask anything of their own
 ASKED_OF_SCOPE_MIN_CONFIDENCE = 0.35
 ASKED_OF_SCOPE_MIN_WORDS = 2
+# A lookup or explanation of a numbered chapter stays one (is not made a summary) only when its rest names this
+# many words: "第三章讲的是什么内容" leaves 讲 and 内容, which ask for the chapter's content; "第11章模型公式里 y ~ x - 1
+# 是啥意思？" leaves eight
+OWN_ASK_MIN_WORDS = 3
 
 
 def _asked_of_the_scope(question: str, request: ScopeRequest):
@@ -90,13 +94,13 @@ def _asked_of_the_scope(question: str, request: ScopeRequest):
     return _asked_without_scope(question, request) or decision
 
 
-def _asked_without_scope(question: str, request: ScopeRequest):
+def _asked_without_scope(question: str, request: ScopeRequest, min_words: int = ASKED_OF_SCOPE_MIN_WORDS):
     """The kind the question has without its scope phrase, when that rest asks something of its own (words of
     its own, a confident kind that is not a summary: "第11章模型公式里 y ~ x - 1 是啥意思？"); else None."""
     if not request.phrase or request.phrase not in question:
         return None
     rest = question.replace(request.phrase, " ")
-    if len(search_tokens(rest)) < ASKED_OF_SCOPE_MIN_WORDS:
+    if len(search_tokens(rest)) < min_words:
         return None
     asked = classify_kind(rest)
     if asked.kind != "summarize" and asked.confidence >= ASKED_OF_SCOPE_MIN_CONFIDENCE and \

@@ -246,6 +246,9 @@ def test_the_kind_is_read_without_the_chapters_own_title():
     plan = plan_question("Happy-LLM 第五章动手搭建大模型都干了哪些事？", outlines, names, {"llm": "zh"}, [])
     assert plan.summarizes and plan.scope.node.title == "第五章 动手搭建大模型"
     assert plan_question("第五章里怎么训练 tokenizer？", outlines, names, {"llm": "zh"}, []).kind == "howto"
+    # a numbered chapter asked for its content is summarized; asked what its notation means, explained
+    assert plan_question("第五章讲的是什么内容", outlines, names, {"llm": "zh"}, []).summarizes
+    assert plan_question("第五章里 y ~ x - 1 是啥意思？", outlines, names, {"llm": "zh"}, []).kind == "explain"
 
 
 @pytest.mark.parametrize("question, kind", [
