@@ -148,10 +148,9 @@ def _answer_from_memory(assistant, question: str, history: list[dict]):
             for piece in llm.stream(messages):
                 pieces.append(piece)
                 yield piece
-            text = _held_by_records("".join(pieces).strip(), lines, assistant.rag.dense)
-            if not text:       # nothing the model wrote is in the records: the records themselves answer
+            text = _held_by_records("".join(pieces).strip(), lines, assistant.rag.dense) or None
+            if text is None:       # nothing the model wrote is in the records: the records themselves answer
                 notice = Notice(prompts.MEMORY_UNSUPPORTED_NOTICE, key="notice_memory_unsupported")
-                text = None
                 yield "\n\n"
         except LLMError as exc:
             notice = Notice(f"{exc} Listing your records instead.", key="notice_listing_records",

@@ -202,7 +202,6 @@ def _cap_length(name: str) -> str:
     return stem[:MAX_NAME_CHARS - len(extension) - 2] + "…." + extension
 
 
-
 def one_edit_apart(a: str, b: str) -> bool:
     """Whether b is a with one letter added, dropped, changed, or two neighbours swapped ("recyling" and
     "recycling", "teh" and "the"): the typing slips a reader's question makes."""

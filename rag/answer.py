@@ -551,13 +551,12 @@ def without_echo(text: str, instruction: str, question: str = "") -> str:
 
 
 QUESTION_ECHO_SIMILARITY = 0.6
-_CITE_MARKS = re.compile(r"\s*\[\d{1,6}\]\s*")
 # a sentence that asks, or the unfinished fragment a cut-off answer ends with
 _ASKED_SENTENCE = re.compile(r"[^\n?？。！!.]*(?:[?？](?:\s*\[\d{1,6}\])*|(?P<cut>\s*$))")
 
 
 def _folded(text: str) -> str:
-    return re.sub(r"[\W_]+", "", _CITE_MARKS.sub("", text)).casefold()
+    return re.sub(r"[\W_]+", "", CITATION_MARK.sub("", text)).casefold()
 
 
 def _without_asked_sentences(prose: str, question: str) -> str:

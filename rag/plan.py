@@ -47,7 +47,8 @@ def plan_question(question: str, outlines: dict[str, Outline], names: dict[str, 
     request = read_scope(question)
     scope = resolve_scope(request, outlines, names, question=question, named_docs=named_docs, languages=languages,
                           topic_across=topic_across)
-    decision = _asked_of_the_scope(_without_title(question, scope), request)
+    asked = _without_title(question, scope)
+    decision = _asked_of_the_scope(asked, request)
     kind = decision.kind
     sides = comparison_sides(question) if kind == "compare" or decision.scores.get("compare", 0) >= 0.2 else None
     if sides and kind not in ("compare", "why", "howto"):
@@ -57,7 +58,7 @@ def plan_question(question: str, outlines: dict[str, Outline], names: dict[str, 
     # hyperplane meet?" is a lookup there; "What does the SVM chapter cover?" the classifier calls a summary).
     if request.unit in ("chapter", "pages") and not request.topic and scope is not None and \
             kind in ("lookup", "explain") and decision.scores.get("summarize", 0) >= SUMMARY_HINT and \
-            _asked_without_scope(question, request, min_words=OWN_ASK_MIN_WORDS) is None:
+            _asked_without_scope(asked, request, min_words=OWN_ASK_MIN_WORDS) is None:
         kind = "summarize"
     if scope is not None and scope.node is None and scope.pages is None and kind != "summarize":
         scope = None     # "what does the book say about X": the book is where to look, which retrieval knows

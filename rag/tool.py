@@ -449,8 +449,10 @@ class RAGTool:
         """The question with each English word that no chunk holds but is one letter off a word of the library
         written as the library writes it ("explain the recyling thing" -> "recycling"): a reader's slip is
         neither searched as written nor refused as an unknown word."""
-        _, df, _ = self.question_terms(question)
-        for word in [w for w, n in df.items() if n == 0 and w.isascii() and w.isalpha() and could_be_a_slip(w)]:
+        # English hardly uses a slip, so that test goes first: most questions then need no lookup of the index
+        rare = [w for w in dict.fromkeys(search_tokens(question)) if w.isascii() and w.isalpha() and could_be_a_slip(w)]
+        _, found = self.store.term_document_counts(self.user_id, rare) if rare else (0, {})
+        for word in [w for w in rare if not found.get(w)]:
             alike = self.store.spelled_alike(self.user_id, word)
             if alike:
                 log.info("read %r as %r (no chunk holds the first; the second is one letter off)", word, alike)
