@@ -8,18 +8,5 @@
 # path inside the package: ./usr/share/R/doc/manual/R-intro.pdf. Needs apt (run 'apt-get update' first
 # if apt-get download cannot find the version). The checksum pins the exact file the set was written on.
 set -eu
-DATA=${1:-/tmp/unseen_data}
-PKG=r-doc-pdf
-VERSION=4.2.2.20221110-2
-INNER=usr/share/R/doc/manual/R-intro.pdf
-OUT=docs/unseen_en/R-intro.pdf
-SHA256=337ccd0b490b1e66f7e783b45f4588d0599730b4206c0c051edfe1419c568c51
-
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-chown _apt "$WORK" 2>/dev/null || true   # lets apt download as its _apt user (else a harmless warning)
-(cd "$WORK" && apt-get download "$PKG=$VERSION")
-dpkg-deb -x "$WORK"/${PKG}_*.deb "$WORK/root"
-mkdir -p "$DATA/$(dirname "$OUT")"
-cp "$WORK/root/$INNER" "$DATA/$OUT"
-echo "$SHA256  $DATA/$OUT" | sha256sum -c -
+exec sh "$(dirname "$0")/../fetch_debian_pdf.sh" r-doc-pdf 4.2.2.20221110-2 usr/share/R/doc/manual/R-intro.pdf docs/unseen_en/R-intro.pdf \
+    337ccd0b490b1e66f7e783b45f4588d0599730b4206c0c051edfe1419c568c51 "${1:-/tmp/unseen_data}"

@@ -9,18 +9,5 @@
 # Needs apt (run 'apt-get update' first if apt-get download cannot find the version). The checksum pins the
 # exact file the set was written on.
 set -eu
-DATA=${1:-/tmp/unseen_data}
-PKG=debian-reference-zh-cn
-VERSION=2.100
-INNER=usr/share/debian-reference/debian-reference.zh-cn.pdf
-OUT=docs/unseen_zh/debian-reference.zh-cn.pdf
-SHA256=93697b9d4a024eaf5adb2def25a646740fad405cb245032a6414222ae0e71bb1
-
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-chown _apt "$WORK" 2>/dev/null || true   # lets apt download as its _apt user (else a harmless warning)
-(cd "$WORK" && apt-get download "$PKG=$VERSION")
-dpkg-deb -x "$WORK"/${PKG}_*.deb "$WORK/root"
-mkdir -p "$DATA/$(dirname "$OUT")"
-cp "$WORK/root/$INNER" "$DATA/$OUT"
-echo "$SHA256  $DATA/$OUT" | sha256sum -c -
+exec sh "$(dirname "$0")/../fetch_debian_pdf.sh" debian-reference-zh-cn 2.100 usr/share/debian-reference/debian-reference.zh-cn.pdf \
+    docs/unseen_zh/debian-reference.zh-cn.pdf 93697b9d4a024eaf5adb2def25a646740fad405cb245032a6414222ae0e71bb1 "${1:-/tmp/unseen_data}"
