@@ -23,6 +23,7 @@ from rag import prompts
 from rag.evidence import (Evidence, SentenceCheck, Unit, answer_sentences, is_exercise, split_units, terms_of,
                           units_after)
 from rag.injection import is_instruction
+from rag.rows import as_markdown as rows_as_markdown
 from rag.support import check as support_check
 from rag.types import CITATION_MARK, Answer, Citation, SearchHit
 from rag.worked import grow_quote, introduction, worked_example
@@ -273,7 +274,7 @@ def _shown(unit: Unit, limit: int = MAX_SHORT_ANSWER_CHARS) -> str:
     if unit.kind == "code":
         return f"```\n{unit.text}\n```"
     if unit.kind == "table":
-        return unit.text
+        return rows_as_markdown(unit.text)
     text = unit.text
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
 

@@ -31,6 +31,7 @@ from core.text import stem as snowball_stem
 from rag.injection import is_instruction
 from rag.outline import heading_text, split_at_headings
 from rag.references import is_reference_list
+from rag import rows as text_rows
 from rag.statements import STATEMENTS, named_statements, under_statement
 from rag.types import SearchHit
 
@@ -77,13 +78,14 @@ def split_units(text: str, context: str = "") -> list[Unit]:
     units: list[Unit] = []
     pos = 0
     header = "\n".join(line for line in context.split("\n") if _TABLE_ROW.match(line) or _TABLE_RULE.match(line))
+    widest = text_rows.passage_width(text)
     for fence in list(_FENCED.finditer(text)) + [None]:   # Markdown code fences are code, whole
         end = fence.start() if fence else len(text)
-        units.extend(_paragraph_units(text[pos:end], pos, header if pos == 0 else ""))
+        units.extend(_paragraph_units(text[pos:end], pos, header if pos == 0 else "", widest))
         if fence:
             units.append(Unit(fence.start(), fence.end(), "code", fence.group(1).strip("\n")))
             pos = fence.end()
-    return units
+    return _captions_joined(units, text)
 
 
 def units_after(unit: Unit, text: str, context: str = "") -> list[Unit]:
@@ -100,7 +102,7 @@ def units_after(unit: Unit, text: str, context: str = "") -> list[Unit]:
     return kept
 
 
-def _paragraph_units(text: str, base: int, header: str = "") -> list[Unit]:
+def _paragraph_units(text: str, base: int, header: str = "", widest: int = 0) -> list[Unit]:
     units: list[Unit] = []
     for para in re.finditer(r"(?:[^\n]|\n(?!\s*\n))+", text):
         body, offset = para.group(), base + para.start()
@@ -116,8 +118,72 @@ def _paragraph_units(text: str, base: int, header: str = "") -> list[Unit]:
             if is_code:
                 units.append(Unit(offset + start, offset + end, "code", body[start:end].strip("\n")))
             else:
-                units.extend(_sentences(body[start:end], offset + start))
+                units.extend(_prose_units(body[start:end], offset + start, widest))
     return units
+
+
+def _prose_units(body: str, offset: int, widest: int) -> list[Unit]:
+    """Sentences, with the tables and lists the PDF gave as short lines (`rag.rows`) kept whole, their caption
+    with them. A caption that opens the paragraph is a unit of its own (the table it names may be just above)."""
+    lines = body.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    blocks = text_rows.blocks(lines, widest)
+    top = next((i for i, line in enumerate(lines) if line.strip()), 0)
+    if len(lines) > top + 1 and text_rows.is_caption(lines[top]) and not (blocks and blocks[0][0] <= top):
+        blocks.insert(0, (top, top + 1))
+    units: list[Unit] = []
+    pos = 0
+    for first, last in blocks:
+        units.extend(_sentences(body[pos:starts[first]], offset + pos))
+        units.extend(_row_units(lines[first:last], offset + starts[first]))
+        pos = starts[last]
+    units.extend(_sentences(body[pos:], offset + pos))
+    return units
+
+
+def _row_units(lines: list[str], offset: int) -> list[Unit]:
+    """A row block as table units: whole, or in groups of rows under the block's first line and caption."""
+    spans, pos = [], offset
+    for line in lines:
+        spans.append((pos, pos + len(line)))
+        pos += len(line) + 1
+    if len(lines) == 1:      # a caption alone: the table it names may be next to it (see _captions_joined)
+        return [Unit(spans[0][0], spans[0][1], "sentence", " ".join(lines[0].split()))]
+    caption = next((i for i in (0, len(lines) - 1) if text_rows.is_caption(lines[i])), None)
+    rows = [i for i in range(len(lines)) if i != caption]
+    groups = text_rows.groups([lines[i] for i in rows])
+    units = []
+    for n, group in enumerate(groups):
+        members = [rows[g] for g in group]
+        shown = [lines[i] for i in members]
+        if n > 0:
+            shown.insert(0, lines[rows[0]])
+        if caption is not None:
+            shown.insert(0, lines[caption]) if caption == 0 else shown.append(lines[caption])
+            members = sorted(set(members) | ({caption} if n in (0, len(groups) - 1) else set()))
+        units.append(Unit(spans[members[0]][0], spans[members[-1]][1], "table",
+                          "\n".join(" ".join(line.split()) for line in shown)))
+    return units
+
+
+def _captions_joined(units: list[Unit], text: str) -> list[Unit]:
+    """A caption standing alone next to a row table (white space between) joins it: "Table 1.4: …" under its rows."""
+    out: list[Unit] = []
+    for unit in units:
+        last = out[-1] if out else None
+        if last and not text[last.end:unit.start].strip():
+            caption_after = last.kind == "table" and not _TABLE_ROW.match(last.text) and unit.kind == "sentence" \
+                and text_rows.is_caption(unit.text) and "\n" not in text[unit.start:unit.end]
+            caption_before = unit.kind == "table" and not _TABLE_ROW.match(unit.text) and last.kind == "sentence" \
+                and text_rows.is_caption(last.text) and "\n" not in text[last.start:last.end]
+            if caption_after or caption_before:
+                joined = f"{last.text}\n{unit.text}"
+                out[-1] = Unit(last.start, unit.end, "table", joined)
+                continue
+        out.append(unit)
+    return out
 
 
 def _line_runs(body: str) -> list[tuple[bool, int, int]]:
@@ -202,8 +268,13 @@ def is_front_matter(hit: SearchHit) -> bool:
     if any(FRONT_MATTER.match(h.strip()) for h in hit.chunk.heading_path) or is_reference_list(hit.chunk.text):
         return True
     lines = [line for line in hit.chunk.text.splitlines() if line.strip()]
-    toc = sum(1 for line in lines if _TOC_LINE.search(line))
+    toc = sum(1 for line in lines if _TOC_LINE.search(line) and not _TABLE_ROW_NUMBER.search(line))
     return len(lines) >= 4 and toc >= 0.5 * len(lines)
+
+
+# A number inside a line, followed by a word: a table row ("www (http) 80 https 443", "imap2 143 imaps 993"), which
+# ends in a number as a contents line ends in its page; an index line's numbers are followed by commas.
+_TABLE_ROW_NUMBER = re.compile(r"\S\s+\d+\s+[^\W\d_]")
 
 
 # -- terms -------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from core.text import token_spans
 from rag.chunk import HEADING_LINE
 from rag.evidence import Evidence, Unit, is_exercise, is_markup, split_units, units_after
 from rag.injection import is_instruction
+from rag.rows import as_markdown as rows_as_markdown
 from rag.types import Chunk, SearchHit
 
 # How much text after a chunk's end is read to finish an example: a page of a textbook.
@@ -339,7 +340,7 @@ def _markdown(units: list[Unit], mark: str, lead_bold: bool) -> str:
             prose.append(f"**{unit.text}**" if i == 0 and lead_bold else unit.text)
             continue
         end_prose()
-        blocks.append(f"```\n{unit.text}\n```" if unit.kind == "code" else unit.text)
+        blocks.append(f"```\n{unit.text}\n```" if unit.kind == "code" else rows_as_markdown(unit.text))
     end_list()
     end_prose()
     if not any(mark in b for b in blocks):
