@@ -38,6 +38,10 @@ from rag.types import SearchHit
 # -- units -------------------------------------------------------------------------------------------
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|(?<=[。！？；])")
+# A prompt the book's sessions are typed at, besides Python's >>>: a shell's "$ " and root's "# " (escaped "\# " by
+# the converter, as a heading would be), R's "> " before an assignment, a call, an index or a comment.
+PROMPT_LINE = re.compile(r"^\s*(?:>>>|\$\s+[a-z./~]|\\?#\s+[a-z./~]|>\s+(?:[\w.$]+\s*(?:<<?-|=|\(|\[|\$)|#|\?))")
+_ESCAPED_HASH = re.compile(r"^(\s*)\\#", re.MULTILINE)
 _CODE_LINE = re.compile(
     r"^\s*(>>>|\.\.\.\s|def |class |return\b|import |from \S+ import|for .+:\s*$|while .+:\s*$|if .+:\s*$|"
     r"elif |else:|try:|except|print\(|[A-Za-z_][\w.]*(?:\[[^\]]*\])?\s*(?:[-+*/%]|//|\*\*)?=[^=]|[A-Za-z_][\w.]*\(.*\)\s*$|#|\w+\[.*\]\s*=)")
@@ -115,8 +119,9 @@ def _paragraph_units(text: str, base: int, header: str = "", widest: int = 0) ->
         for is_code, start, end in _line_runs(body):
             if _HEADING.match(body[start:end]):
                 continue          # headings are in the chunk's heading path; a heading answers nothing
-            if is_code:
-                units.append(Unit(offset + start, offset + end, "code", body[start:end].strip("\n")))
+            if is_code:      # the converter escaped a line's "#" (a root prompt, a comment) lest it be a heading
+                code = _ESCAPED_HASH.sub(r"\1#", body[start:end].strip("\n"))
+                units.append(Unit(offset + start, offset + end, "code", code))
             else:
                 units.extend(_prose_units(body[start:end], offset + start, widest))
     return units
@@ -198,17 +203,27 @@ def _line_runs(body: str) -> list[tuple[bool, int, int]]:
             runs.append((None, end, end))     # a heading ends the run before it
             pos, previous_prompt = end + 1, False
             continue
-        code = bool(_CODE_LINE.match(line)) or (
-            previous_prompt and len(line.strip()) < 40 and not line.rstrip().endswith((".", ":")))
-        previous_prompt = code and (line.lstrip().startswith(">>>") or previous_prompt)
+        prompt = bool(PROMPT_LINE.match(line))
+        code = prompt or bool(_CODE_LINE.match(line)) or (
+            previous_prompt and len(line.strip()) < 40 and not line.rstrip().endswith((".", ":", "。", "：")))
+        previous_prompt = code and (prompt or previous_prompt)
         if runs and runs[-1][0] == code:
             runs[-1] = (code, runs[-1][1], end)
         else:
             runs.append((code, pos, end))
         pos = end + 1
     # a lone code-looking line inside prose is prose ("x = 5 is an assignment"), unless it is a prompt
-    return [(bool(code) and ("\n" in body[s:e] or body[s:e].lstrip().startswith(">>>")), s, e)
-            for code, s, e in runs if e > s]
+    out: list[tuple[bool, int, int]] = []
+    for code, s, e in runs:
+        if e <= s:
+            continue
+        code = bool(code) and ("\n" in body[s:e] or bool(PROMPT_LINE.match(body[s:e])))
+        if out and not code and not out[-1][0] and not _HEADING.match(body[out[-1][1]:out[-1][2]]) \
+                and not _HEADING.match(body[s:e]):
+            out[-1] = (False, out[-1][1], e)      # prose on both sides of a line demoted to prose: one run
+        else:
+            out.append((code, s, e))
+    return out
 
 
 def _sentences(body: str, offset: int) -> list[Unit]:

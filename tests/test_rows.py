@@ -121,3 +121,35 @@ def test_a_table_whose_rows_end_in_numbers_is_not_a_table_of_contents(settings):
     answer = [item for item in tool.ask_stream("https 和 imaps 分别用哪个端口？") if isinstance(item, Answer)][-1]
     assert "https 443" in answer.text and "imaps 993" in answer.text, answer.text
     assert all("toc.md" not in c.doc_name for c in answer.citations)
+
+
+# Sessions typed at other prompts than Python's: R's "> " and a root shell's "# " (escaped by the converter).
+R_SESSION = """As an artificial but cute example, consider the determinants of 2 by 2 matrices whose entries are digits.
+A neat way of doing this uses the outer() function twice:
+> d <- outer(0:9, 0:9)
+> fr <- table(outer(d, d, "-"))
+> plot(fr, xlab="Determinant", ylab="Frequency")
+Notice that plot() here uses a histogram like plot method, because it "sees" that fr is of
+class "table". It is also perhaps surprising that about 1 in 20 such matrices is singular.
+"""
+
+ROOT_SHELL = """对于典型的单用户工作站，通常简单地配置 sudo(8) 来使为非特权用户只需输入用户密码就能获得管理员权限。
+\\# echo "penguin ALL=(ALL) ALL" >> /etc/sudoers
+另外，可以使用下列命令使非特权用户无需密码就获得管理员权限。
+\\# echo "penguin ALL=(ALL) NOPASSWD:ALL" >> /etc/sudoers
+这些技巧只对你管理的单用户工作站中那个唯一的用户有用。
+"""
+
+
+def test_lines_typed_at_an_r_or_shell_prompt_are_code_and_the_prose_around_them_stays_whole():
+    units = split_units(R_SESSION)
+    code = [u for u in units if u.kind == "code"]
+    assert [u.text.count("\n") for u in code] == [2] and code[0].text.startswith("> d <- outer(0:9, 0:9)")
+    assert 'Notice that plot() here uses a histogram like plot method, because it "sees" that fr is of class "table".' \
+        in [u.text for u in units]      # a line opening with "class" is prose here, not a Python class
+    units = split_units(ROOT_SHELL)
+    assert [u.text for u in units if u.kind == "code"] == ['# echo "penguin ALL=(ALL) ALL" >> /etc/sudoers',
+                                                           '# echo "penguin ALL=(ALL) NOPASSWD:ALL" >> /etc/sudoers']
+    assert units[-1].kind == "sentence" and units[-1].text.startswith("这些技巧")
+    # a quotation in a note is not a prompt
+    assert all(u.kind == "sentence" for u in split_units("He wrote:\n> To be, or not to be, that is the question.\n"))
