@@ -17,6 +17,7 @@ import re
 import unicodedata
 
 MIN_ROWS = 3                 # two short lines are a heading and a line, or a wrapped sentence's end
+MIN_ROWS_AT_START = 2
 ROW_WIDTH_SHARE = 0.6        # a row is at most this share of the passage's full line (passage_width)
 MIN_WIDE_LINE = 40           # a passage whose lines are all narrower than this has no width to compare with
 GROUP_MAX_CHARS = 360        # a longer table is shown in groups of rows, each under the table's first line
@@ -59,7 +60,8 @@ def row_runs(lines: list[str], widest: int) -> list[tuple[int, int]]:
         if i < len(lines) and _is_row(line, widest):
             start = i if start is None else start
             continue
-        if start is not None and i - start >= MIN_ROWS:
+        # a passage that starts inside a table (chunks overlap and cut anywhere) may hold only its last two rows
+        if start is not None and i - start >= (MIN_ROWS_AT_START if start == 0 else MIN_ROWS):
             runs.append((start, i))
         start = None
     return runs

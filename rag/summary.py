@@ -25,8 +25,9 @@ from rag.terms import GLOSSARY, key_terms, one_per_term, tidy
 from rag.types import Chunk
 
 MAX_SECTIONS = 12            # more sections than this are read at the level above (a chapter's direct sections)
-SENTENCES_PER_SECTION = 1
-SENTENCES_PER_LEAF = 3       # a scope with no sections of its own
+SENTENCES_PER_SECTION = 1    # at least; a scope of few sections gets more each, SUMMARY_SENTENCES in all
+SENTENCES_PER_LEAF = 3       # a scope with no sections of its own, and the most a section gets
+SUMMARY_SENTENCES = 8        # a chapter of three sections is read two sentences a section, not one
 MAX_SUBSECTIONS = 8          # the subsections named under a section
 MAX_KEY_TERMS = 10
 _SKIPPED_SECTION = re.compile(r"^(exercises?|problems|习题|练习|思考题|glossary|术语表?|vocabulary|key terms|"
@@ -87,7 +88,7 @@ def digest_node(node: OutlineNode, outline: Outline) -> Digest:
         if skipped_section(part.title):
             continue
         mine = [c for c in inside if tuple(c.heading_path[:part.level]) == part.path]
-        limit = SENTENCES_PER_LEAF if part is node else SENTENCES_PER_SECTION
+        limit = SENTENCES_PER_LEAF if part is node else sentences_per_section(len(parts))
         subsections = [heading_text(c.title) for c in part.children if not skipped_section(c.title)] \
             if part is not node else []
         sections.append(SectionDigest(part.title, part.path, part.page_start, part.page_end,
@@ -122,7 +123,7 @@ def digest_chunks(title: str, chunks: list[Chunk]) -> Digest:
         heading = path[-1] if path else title
         if skipped_section(heading):
             continue
-        limit = SENTENCES_PER_LEAF if len(groups) == 1 else SENTENCES_PER_SECTION
+        limit = SENTENCES_PER_LEAF if len(groups) == 1 else sentences_per_section(len(groups))
         pages = [c.page_start for c in mine if c.page_start is not None]
         sections.append(SectionDigest(heading, path, min(pages, default=None),
                                       max((c.page_end for c in mine if c.page_end), default=None),
@@ -130,6 +131,12 @@ def digest_chunks(title: str, chunks: list[Chunk]) -> Digest:
     pages = [c.page_start for c in chunks if c.page_start is not None]
     return Digest(title, min(pages, default=None), max((c.page_end for c in chunks if c.page_end), default=None),
                   [s for s in sections if s.sentences], _key_terms(chunks))
+
+
+def sentences_per_section(sections: int) -> int:
+    """How many of its sentences each of a scope's `sections` is summarized by: a chapter of three sections says
+    more about each than one sentence (its opening line) — later topics of a section were missed."""
+    return max(SENTENCES_PER_SECTION, min(SENTENCES_PER_LEAF, SUMMARY_SENTENCES // max(1, sections)))
 
 
 def _parts(node: OutlineNode) -> list[OutlineNode]:

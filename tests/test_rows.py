@@ -153,3 +153,10 @@ def test_lines_typed_at_an_r_or_shell_prompt_are_code_and_the_prose_around_them_
     assert units[-1].kind == "sentence" and units[-1].text.startswith("这些技巧")
     # a quotation in a note is not a prompt
     assert all(u.kind == "sentence" for u in split_units("He wrote:\n> To be, or not to be, that is the question.\n"))
+
+
+def test_a_passage_that_starts_inside_a_table_keeps_its_last_rows_apart_from_the_prose():
+    text = EN_PAGE[EN_PAGE.index("normal norm"):]
+    units = split_units(text)
+    assert units[0].kind == "table" and units[0].text == "normal norm mean, sd\nPoisson pois lambda"
+    assert units[1].text.startswith("Prefix the name given here")
