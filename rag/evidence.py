@@ -134,7 +134,7 @@ def _prose_units(body: str, offset: int, widest: int) -> list[Unit]:
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
-    blocks = text_rows.blocks(lines, widest)
+    blocks = text_rows.blocks(lines, widest, passage_start=offset == 0)
     top = next((i for i, line in enumerate(lines) if line.strip()), 0)
     if len(lines) > top + 1 and text_rows.is_caption(lines[top]) and not (blocks and blocks[0][0] <= top):
         blocks.insert(0, (top, top + 1))
@@ -204,7 +204,9 @@ def _line_runs(body: str) -> list[tuple[bool, int, int]]:
             pos, previous_prompt = end + 1, False
             continue
         prompt = bool(PROMPT_LINE.match(line))
-        code = prompt or bool(_CODE_LINE.match(line)) or (
+        # a line indented under a code line is the code's body ("        break" under "if line == 'done':")
+        indented_under_code = bool(runs) and runs[-1][0] is True and line[:1] in (" ", "\t") and bool(line.strip())
+        code = prompt or indented_under_code or bool(_CODE_LINE.match(line)) or (
             previous_prompt and len(line.strip()) < 40 and not line.rstrip().endswith((".", ":", "。", "：")))
         previous_prompt = code and (prompt or previous_prompt)
         if runs and runs[-1][0] == code:

@@ -51,8 +51,9 @@ def _is_row(line: str, widest: int) -> bool:
         and "。" not in stripped and not is_caption(stripped)
 
 
-def row_runs(lines: list[str], widest: int) -> list[tuple[int, int]]:
-    """[start, end) line indices of the runs of row lines, each at least MIN_ROWS long."""
+def row_runs(lines: list[str], widest: int, passage_start: bool = False) -> list[tuple[int, int]]:
+    """[start, end) line indices of the runs of row lines, each at least MIN_ROWS long (MIN_ROWS_AT_START when
+    `lines` open the passage)."""
     if widest < MIN_WIDE_LINE:
         return []
     runs, start = [], None
@@ -61,16 +62,16 @@ def row_runs(lines: list[str], widest: int) -> list[tuple[int, int]]:
             start = i if start is None else start
             continue
         # a passage that starts inside a table (chunks overlap and cut anywhere) may hold only its last two rows
-        if start is not None and i - start >= (MIN_ROWS_AT_START if start == 0 else MIN_ROWS):
+        if start is not None and i - start >= (MIN_ROWS_AT_START if start == 0 and passage_start else MIN_ROWS):
             runs.append((start, i))
         start = None
     return runs
 
 
-def blocks(lines: list[str], widest: int) -> list[tuple[int, int]]:
+def blocks(lines: list[str], widest: int, passage_start: bool = False) -> list[tuple[int, int]]:
     """Row runs with the caption line right above or below each, if there is one: [start, end) line indices."""
     out = []
-    for start, end in row_runs(lines, widest):
+    for start, end in row_runs(lines, widest, passage_start):
         if start > 0 and is_caption(lines[start - 1]) and not (out and out[-1][1] == start):
             start -= 1
         elif end < len(lines) and is_caption(lines[end]):

@@ -160,3 +160,12 @@ def test_a_passage_that_starts_inside_a_table_keeps_its_last_rows_apart_from_the
     units = split_units(text)
     assert units[0].kind == "table" and units[0].text == "normal norm mean, sd\nPoisson pois lambda"
     assert units[1].text.startswith("Prefix the name given here")
+
+
+def test_lines_indented_under_code_are_its_body_not_rows():
+    text = ("For example, suppose you want to take input from the user until they type done. You could write:\n\n"
+            "while True:\n    line = input('> ')\n    if line == 'done':\n        break\n    print(line)\n\n"
+            "The loop condition is True, which is always true, so the loop runs until it hits the break statement.\n")
+    units = split_units(text)
+    assert [u.kind for u in units] == ["sentence", "sentence", "code", "sentence"]
+    assert units[2].text.endswith("        break\n    print(line)")
