@@ -191,6 +191,17 @@ def _captions_joined(units: list[Unit], text: str) -> list[Unit]:
     return out
 
 
+# A line that reads as prose: a capitalised word and two lower-case ones ("The loop condition is True"), or Chinese.
+_PROSE_START = re.compile(r"^\s*[A-Z][a-z]+\s+[a-z]+\s+[a-z]+|.*[\u4e00-\u9fff]")
+
+
+def _prints_output(line: str) -> bool:
+    """A line after a prompt that is what the command printed ("6", "-rw-r--r-- 1 root root 2761 … /etc/passwd"),
+    not the prose that goes on after the session."""
+    text = line.strip()
+    return bool(text) and not text.endswith((".", ":", "。", "：")) and (len(text) < 40 or not _PROSE_START.match(text))
+
+
 def _line_runs(body: str) -> list[tuple[bool, int, int]]:
     """The paragraph cut into runs of code lines and prose lines: PDFs put a book's examples
     (`>>> len(fruit)` and its output `6`) inside the paragraph that explains them."""
@@ -207,7 +218,7 @@ def _line_runs(body: str) -> list[tuple[bool, int, int]]:
         # a line indented under a code line is the code's body ("        break" under "if line == 'done':")
         indented_under_code = bool(runs) and runs[-1][0] is True and line[:1] in (" ", "\t") and bool(line.strip())
         code = prompt or indented_under_code or bool(_CODE_LINE.match(line)) or (
-            previous_prompt and len(line.strip()) < 40 and not line.rstrip().endswith((".", ":", "。", "：")))
+            previous_prompt and _prints_output(line))
         previous_prompt = code and (prompt or previous_prompt)
         if runs and runs[-1][0] == code:
             runs[-1] = (code, runs[-1][1], end)

@@ -18,7 +18,8 @@ import unicodedata
 
 MIN_ROWS = 3                 # two short lines are a heading and a line, or a wrapped sentence's end
 MIN_ROWS_AT_START = 2
-ROW_WIDTH_SHARE = 0.6        # a row is at most this share of the passage's full line (passage_width)
+ROW_WIDTH_SHARE = 0.7        # a row is at most this share of the passage's full line (passage_width); wrapped
+                             # prose fills its lines but the last, a table's widest row may reach two thirds
 MIN_WIDE_LINE = 40           # a passage whose lines are all narrower than this has no width to compare with
 GROUP_MAX_CHARS = 360        # a longer table is shown in groups of rows, each under the table's first line
 

@@ -169,3 +169,14 @@ def test_lines_indented_under_code_are_its_body_not_rows():
     units = split_units(text)
     assert [u.kind for u in units] == ["sentence", "sentence", "code", "sentence"]
     assert units[2].text.endswith("        break\n    print(line)")
+
+
+def test_what_a_shell_command_prints_stays_with_it_and_the_prose_after_it_does_not():
+    text = ("尝试下列例子\n$ chmod 644 bar\n$ ls -l foo bar\n-rw-r--r-- 1 penguin penguin 0 Oct 16 21:39 bar\n"
+            "-rw-r--r-- 1 penguin penguin 0 Oct 16 21:35 foo\n提示 如果你需要在 shell 脚本中访问“ls -l”显示的信息，你需要使用相关命令。\n")
+    code = [u for u in split_units(text) if u.kind == "code"]
+    assert len(code) == 1 and code[0].text.endswith("21:35 foo"), code
+    text = ">>> len('banana')\n6\nThe len function returns the number of characters in a string, and it works\non lists too.\n"
+    units = split_units(text)
+    assert units[0].kind == "code" and units[0].text == ">>> len('banana')\n6"
+    assert units[1].text.startswith("The len function returns")
