@@ -35,6 +35,9 @@ _CONTINUES_EN = re.compile(r"^\s*(and|or|but|also|so|then|what about|how about|w
                            r"show me an example|tell me more)\b", re.IGNORECASE)
 # Not 其 or 该 alone: they sit inside ordinary words (其他, 尤其, 应该).
 _POINTS_BACK_ZH = re.compile(r"它|它们|他们|她们|这个|那个|这些|那些|这种|那种|这样|那样|上述|前者|后者|第[一二三四五六七八九十]个")
+# A demonstrative after words placing it in the book ("书里那个例子", "第 3 章那个公式") or a superlative ("最前面那个字母")
+# is described by the question itself; alone ("那个函数的参数是什么？") or after "上面" it points back.
+_PLACED_DEMONSTRATIVE_ZH = re.compile(r"(?:书|文|手册|教材|指南|章|节|里|中|最[^\s，。？！]{1,4})[的]?(?:这|那)(?:个|些|种)")
 _CONTINUES_ZH = re.compile(r"^\s*(那|那么|还有|另外|以及|和|而|举个例子|比如|例如)|呢[?？]?\s*$")
 # "Why?", "why not?", "为什么？" continue the conversation; "Why can a tuple be a dictionary key?" names what it
 # asks about and stands alone.
@@ -49,7 +52,7 @@ def depends_on_conversation(question: str) -> bool:
     if why and len(search_tokens(text[why.end():])) < MIN_TERMS_ALONE:
         return True
     if detect_language(text) == "zh":
-        if _POINTS_BACK_ZH.search(text) or _CONTINUES_ZH.search(text):
+        if _POINTS_BACK_ZH.search(_PLACED_DEMONSTRATIVE_ZH.sub("", text)) or _CONTINUES_ZH.search(text):
             return True
         return not search_tokens(text)
     if _CONTINUES_EN.search(text):
