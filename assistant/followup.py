@@ -57,9 +57,17 @@ def depends_on_conversation(question: str) -> bool:
         return not search_tokens(text)
     if _CONTINUES_EN.search(text):
         return True
-    if _POINTS_BACK_EN.search(text):
+    pointers = {m.group(0).lower() for m in _POINTS_BACK_EN.finditer(text)}
+    if pointers - {"that"} or ("that" in pointers and _that_points_back(text)):
         return True
     return not search_tokens(text)       # "why?", "how so?": nothing to search for on its own
+
+
+def _that_points_back(text: str) -> bool:
+    """"What does that mean?" points back; "the function that returns …" (a relative pronoun, tagged WDT) and
+    "is it true that …" (a conjunction, IN) do not. Told by spaCy's English tagger (core.nlp)."""
+    from core.nlp import english_pipeline
+    return any(t.lower_ == "that" and t.tag_ not in ("WDT", "IN") for t in english_pipeline()(text))
 
 
 def previous_question(question: str, history: list[dict]) -> str | None:
