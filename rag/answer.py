@@ -385,9 +385,10 @@ def _within_budget(chosen: list[Evidence], budget: int = EXTRACTIVE_BUDGET_CHARS
     sentences and table rows run to hundreds of characters each)."""
     kept, used = chosen[:1], sum(len(_shown(ev.unit)) for ev in chosen[:1])
     for ev in chosen[1:]:
-        used += len(_shown(ev.unit, QUOTE_MAX_CHARS))
-        if used > budget:
-            break
+        size = len(_shown(ev.unit, QUOTE_MAX_CHARS))
+        if used + size > budget:
+            continue          # too long for what is left: a shorter one after it may still fit
+        used += size
         kept.append(ev)
     return kept
 
@@ -422,9 +423,10 @@ def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, budget: in
             continue
         if _already_said(ev.unit.text, said):
             continue
-        used += len(_shown(ev.unit, QUOTE_MAX_CHARS))
-        if used > budget:
-            break
+        size = len(_shown(ev.unit, QUOTE_MAX_CHARS))
+        if used + size > budget:
+            continue          # too long for what is left (a code block, a table): a shorter one may still fit
+        used += size
         quotes.append(ev)
     added = ""
     for ev in quotes:

@@ -140,6 +140,9 @@ KIND_EXAMPLES: dict[str, list[str]] = {
         "为什么 Transformer 需要位置编码？", "为什么要引入软间隔？", "为什么 Boosting 能降低偏差？", "为什么要做归一化？",
         "这里为什么要用拉格朗日乘子法？", "为什么要把对数几率看作线性函数？", "作者为什么要举这个例子？", "为啥要用多头注意力？",
         "为什么 GPT 采用 Decoder-only 结构？", "为什么 Adam 收敛得更快？", "BERT 为什么要做 NSP 任务？",
+        # the why after a subject clause, as learners ask it ("TSVM 训练时为啥要交换…" read as a how-to)
+        "训练的时候为啥要打乱数据？", "推理时为什么要把温度调低？", "做数据增强的时候为啥要随机裁剪？",
+        "这一步里为啥要先排序再去重？", "调参时为什么学习率要一点点减小？", "SVM 里为什么要把约束写进拉格朗日函数？",
     ],
     "howto": [
         "How do I define a recursive function?", "How can I read a file line by line?",

@@ -436,6 +436,27 @@ def test_long_sentences_are_quoted_within_a_budget_the_answer_first(settings):
     assert " …" in answer.text
 
 
+def test_a_quote_too_long_for_what_is_left_is_skipped_not_the_end_of_the_quotes(settings):
+    """A long code block ranked second used to end the quotes: the short sentence after it, which held the reason
+    asked for, was never shown (heldout hz-020)."""
+    from rag.answer import EXTRACTIVE_BUDGET_CHARS, extractive_answer
+    from rag.evidence import Evidence, Unit
+    from rag.types import Chunk, SearchHit
+    code = "\n".join(f"    option_{i}: int = field(default={i}, metadata={{'help': 'block length {i}'}})" for i in range(12))
+    texts = [("sentence", "在预训练过程中，一般会把多个文本段拼接在一起，处理成统一长度的文本块，再对每个文本块进行训练。"),
+             ("code", code),
+             ("sentence", "由于预训练一般为 CLM 任务，一次性学习多个样本的序列语义不影响模型性能，且对训练效率要求比较高。")]
+    assert len(code) > EXTRACTIVE_BUDGET_CHARS
+    evidence = []
+    for k, (kind, t) in enumerate(texts, 1):
+        chunk = Chunk(doc_id="d", chunk_id=f"c{k}", ordinal=k, text=t, heading_path=[], page_start=k, page_end=k,
+                      char_start=0, char_end=len(t), token_count=60)
+        hit = SearchHit(chunk=chunk, doc_name="ch6.md", doc_title="第六章", score=1 / k, rank=k)
+        evidence.append(Evidence(k, hit, Unit(0, len(t), kind, t), 0.9 - 0.01 * k, 0.9, None))
+    answer = extractive_answer("为什么预训练时要把文本拼接成固定长度的块？", evidence)
+    assert "由于预训练一般为 CLM 任务" in answer.text and "option_11" not in answer.text, answer.text
+
+
 def test_a_short_composed_answer_still_gets_the_sentence_it_came_from():
     """A local model's answer that names only part of the fact ("2007年赛季") is followed by the document's
     sentence that holds the rest; a sentence the answer already says is not repeated under it."""
