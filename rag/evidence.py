@@ -199,6 +199,8 @@ def _prints_output(line: str) -> bool:
     """A line after a prompt that is what the command printed ("6", "-rw-r--r-- 1 root root 2761 … /etc/passwd"),
     not the prose that goes on after the session."""
     text = line.strip()
+    if text in ("...", "…"):          # the part of a traceback a book leaves out
+        return True
     return bool(text) and not text.endswith((".", ":", "。", "：")) and (len(text) < 40 or not _PROSE_START.match(text))
 
 

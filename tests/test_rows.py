@@ -180,3 +180,13 @@ def test_what_a_shell_command_prints_stays_with_it_and_the_prose_after_it_does_n
     units = split_units(text)
     assert units[0].kind == "code" and units[0].text == ">>> len('banana')\n6"
     assert units[1].text.startswith("The len function returns")
+
+
+def test_a_traceback_after_a_prompt_is_the_sessions_output():
+    text = ("If we test this function with the words pots and stop, we expect True, but we get an IndexError:\n\n"
+            ">>> is_reverse('pots', 'stop')\n...\n  File \"reverse.py\", line 15, in is_reverse\n"
+            "    if word1[i] != word2[j]:\nIndexError: string index out of range\n\n"
+            "For debugging this kind of error, my first move is to print the values of the indices.\n")
+    units = split_units(text)
+    assert [u.kind for u in units] == ["sentence", "code", "sentence"]
+    assert units[1].text.endswith("IndexError: string index out of range")
