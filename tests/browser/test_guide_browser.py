@@ -94,7 +94,8 @@ def test_the_guide_of_an_english_book_and_a_suggested_question(library, artefact
                        "37-guide-outline-en.png", artefacts)
     # a chapter summary's citation works: clicked, its passage opens in Q&A
     open_tab(library, "Documents")
-    open_outline_entry(library, "Values belong to different types", "Values belong to different types: 2 is an integer",
+    # (its quote opens with the section's first sentence: a section of a short chapter is summarized by two)
+    open_outline_entry(library, "A value is one of the basic things", "Values belong to different types: 2 is an integer",
                        "39-guide-source-en.png", artefacts, listing="#guide-sources")
 
 
