@@ -668,7 +668,10 @@ _WORD = re.compile(r"[A-Za-z]+")
 _QUESTION_PHRASING = frozenset("many much kind kinds type types explain describe tell please mean means "
                                "happen happens difference someone somebody anyone anybody something thing things "
                                "stuff actually really basically literally confused understand anyway thanks "
-                               "guys okay".split())
+                               "guys okay "
+                               # contractions typed without the apostrophe ("\\addlyrics doesnt seem to be enough")
+                               "doesnt dont didnt isnt arent wasnt werent cant couldnt shouldnt wouldnt wont havent "
+                               "hasnt hadnt aint thats whats theres".split())
 
 
 class QuestionTerms(NamedTuple):

@@ -225,6 +225,8 @@ def test_unknown_words_leave_out_abbreviations_short_words_known_words_and_short
           "someone": 0, "thing": 0, "stuff": 0}
     assert unknown_words("What is the PPNE and JnJ revenue of the tuple for a cat?", df, 500) == []
     assert unknown_words("Can someone explain the tuple thing, and its stuff?", df, 500) == []     # fillers
+    # a contraction typed without its apostrophe names nothing asked about
+    assert unknown_words("How do I make a tuple? Sorting it doesnt seem to work", {**df, "doesnt": 0}, 500) == []
     assert unknown_words("How many Bicycles were sold, and were the bicycles red?", df, 500) == ["bicycles"]
     assert unknown_words("How many bicycles were sold?", df, UNKNOWN_WORDS_MIN_CHUNKS - 1) == []
     assert unknown_words("How many bicycles were sold?", {"sold": 1}, 500) == []   # not looked up: not judged
