@@ -201,7 +201,7 @@ def _prints_output(line: str) -> bool:
     text = line.strip()
     if text in ("...", "…"):          # the part of a traceback a book leaves out
         return True
-    return bool(text) and not text.endswith((".", ":", "。", "：")) and (len(text) < 40 or not _PROSE_START.match(text))
+    return bool(text) and not text.endswith((".", ":", "。", "：")) and not _PROSE_START.match(text)
 
 
 def _line_runs(body: str) -> list[tuple[bool, int, int]]:

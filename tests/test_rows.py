@@ -190,3 +190,10 @@ def test_a_traceback_after_a_prompt_is_the_sessions_output():
     units = split_units(text)
     assert [u.kind for u in units] == ["sentence", "code", "sentence"]
     assert units[1].text.endswith("IndexError: string index out of range")
+
+
+def test_a_short_sentence_between_two_prompts_is_prose_not_output():
+    units = split_units('The outer product is formed by the special operator %o%:\n> ab <- a %o% b\nAn alternative is\n'
+                        '> ab <- outer(a, b, "*")\nThe multiplication function can be replaced by any function.\n')
+    assert [(u.kind, u.text) for u in units][1:4] == [("code", "> ab <- a %o% b"), ("sentence", "An alternative is"),
+                                                      ("code", '> ab <- outer(a, b, "*")')]
