@@ -65,9 +65,9 @@ def depends_on_conversation(question: str) -> bool:
 
 def _that_points_back(text: str) -> bool:
     """"What does that mean?" points back; "the function that returns …" (a relative pronoun, tagged WDT) and
-    "is it true that …" (a conjunction, IN) do not. Told by spaCy's English tagger (core.nlp)."""
-    from core.nlp import english_pipeline
-    return any(t.lower_ == "that" and t.tag_ not in ("WDT", "IN") for t in english_pipeline()(text))
+    "is it true that …" (a conjunction, IN) do not. Told by spaCy's English tagger alone (core.nlp.english_tags)."""
+    from core.nlp import english_tags
+    return any(word == "that" and tag not in ("WDT", "IN") for word, tag in english_tags(text))
 
 
 def previous_question(question: str, history: list[dict]) -> str | None:

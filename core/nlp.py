@@ -41,6 +41,11 @@ def skeleton(question: str) -> str:
 _TAGGING_ONLY = ["parser", "ner", "lemmatizer"]
 
 
+def english_tags(text: str) -> list[tuple[str, str]]:
+    """(lower-cased token, Penn tag) of an English text, by the tagger alone."""
+    return [(t.lower_, t.tag_) for t in english_pipeline()(text, disable=_TAGGING_ONLY)]
+
+
 def skeletons(questions: list[str]) -> list[str]:
     """`skeleton` of many questions, the English ones tagged in one batch."""
     out = [""] * len(questions)
