@@ -131,9 +131,7 @@ def _prose_units(body: str, offset: int, widest: int) -> list[Unit]:
     """Sentences, with the tables and lists the PDF gave as short lines (`rag.rows`) kept whole, their caption
     with them. A caption that opens the paragraph is a unit of its own (the table it names may be just above)."""
     lines = body.split("\n")
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line) + 1)
+    starts = _line_starts(lines)
     blocks = text_rows.blocks(lines, widest, passage_start=offset == 0)
     top = next((i for i, line in enumerate(lines) if line.strip()), 0)
     if len(lines) > top + 1 and text_rows.is_caption(lines[top]) and not (blocks and blocks[0][0] <= top):
@@ -142,20 +140,17 @@ def _prose_units(body: str, offset: int, widest: int) -> list[Unit]:
     pos = 0
     for first, last in blocks:
         units.extend(_sentences(body[pos:starts[first]], offset + pos))
-        units.extend(_row_units(lines[first:last], offset + starts[first]))
+        units.extend(_row_units(lines[first:last], [offset + at for at in starts[first:last]]))
         pos = starts[last]
     units.extend(_sentences(body[pos:], offset + pos))
     return units
 
 
-def _row_units(lines: list[str], offset: int) -> list[Unit]:
-    """A row block as table units: whole, or in groups of rows under the block's first line and caption."""
-    spans, pos = [], offset
-    for line in lines:
-        spans.append((pos, pos + len(line)))
-        pos += len(line) + 1
+def _row_units(lines: list[str], starts: list[int]) -> list[Unit]:
+    """A row block (its lines, and where each starts) as table units: whole, or in groups of rows under the block's
+    first line and caption."""
     if len(lines) == 1:      # a caption alone: the table it names may be next to it (see _captions_joined)
-        return [Unit(spans[0][0], spans[0][1], "sentence", " ".join(lines[0].split()))]
+        return [Unit(starts[0], starts[0] + len(lines[0]), "sentence", " ".join(lines[0].split()))]
     caption = next((i for i in (0, len(lines) - 1) if text_rows.is_caption(lines[i])), None)
     rows = [i for i in range(len(lines)) if i != caption]
     groups = text_rows.groups([lines[i] for i in rows])
@@ -165,12 +160,25 @@ def _row_units(lines: list[str], offset: int) -> list[Unit]:
         shown = [lines[i] for i in members]
         if n > 0:
             shown.insert(0, lines[rows[0]])
-        if caption is not None:
-            shown.insert(0, lines[caption]) if caption == 0 else shown.append(lines[caption])
-            members = sorted(set(members) | ({caption} if n in (0, len(groups) - 1) else set()))
-        units.append(Unit(spans[members[0]][0], spans[members[-1]][1], "table",
+        if caption == 0:
+            shown.insert(0, lines[caption])
+        elif caption is not None:
+            shown.append(lines[caption])
+        if caption is not None and n in (0, len(groups) - 1):
+            members = sorted({*members, caption})
+        units.append(Unit(starts[members[0]], starts[members[-1]] + len(lines[members[-1]]), "table",
                           "\n".join(" ".join(line.split()) for line in shown)))
     return units
+
+
+def _row_table(unit: Unit) -> bool:
+    """A table of short lines (rag.rows), not a Markdown table's row."""
+    return unit.kind == "table" and not _TABLE_ROW.match(unit.text)
+
+
+def _lone_caption(unit: Unit, text: str) -> bool:
+    """A caption line standing as a unit of its own."""
+    return unit.kind == "sentence" and text_rows.is_caption(unit.text) and "\n" not in text[unit.start:unit.end]
 
 
 def _captions_joined(units: list[Unit], text: str) -> list[Unit]:
@@ -178,15 +186,10 @@ def _captions_joined(units: list[Unit], text: str) -> list[Unit]:
     out: list[Unit] = []
     for unit in units:
         last = out[-1] if out else None
-        if last and not text[last.end:unit.start].strip():
-            caption_after = last.kind == "table" and not _TABLE_ROW.match(last.text) and unit.kind == "sentence" \
-                and text_rows.is_caption(unit.text) and "\n" not in text[unit.start:unit.end]
-            caption_before = unit.kind == "table" and not _TABLE_ROW.match(unit.text) and last.kind == "sentence" \
-                and text_rows.is_caption(last.text) and "\n" not in text[last.start:last.end]
-            if caption_after or caption_before:
-                joined = f"{last.text}\n{unit.text}"
-                out[-1] = Unit(last.start, unit.end, "table", joined)
-                continue
+        if last and not text[last.end:unit.start].strip() and (
+                _row_table(last) and _lone_caption(unit, text) or _lone_caption(last, text) and _row_table(unit)):
+            out[-1] = Unit(last.start, unit.end, "table", f"{last.text}\n{unit.text}")
+            continue
         out.append(unit)
     return out
 
@@ -241,6 +244,14 @@ def _line_runs(body: str) -> list[tuple[bool, int, int]]:
     return out
 
 
+def _line_starts(lines: list[str]) -> list[int]:
+    """Where each of `lines` (a text split at its line breaks) starts in that text, and where the text ends + 1."""
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    return starts
+
+
 def _sentences(body: str, offset: int) -> list[Unit]:
     """Prose as sentences; its line breaks are the PDF's, not the author's, so they become spaces."""
     units, pos = [], 0
@@ -258,10 +269,7 @@ def _table_units(body: str, offset: int, inherited: str = "") -> list[Unit]:
     """Each data row of a Markdown table, shown under its header so the row can be read alone. A table
     the chunk starts inside of has no header in the chunk: it is `inherited` from the chunk's context."""
     lines = body.split("\n")
-    starts, pos = [], 0
-    for line in lines:
-        starts.append(pos)
-        pos += len(line) + 1
+    starts = _line_starts(lines)
     rule = next((i for i, line in enumerate(lines[:3]) if _TABLE_RULE.match(line)), None)
     header = [i for i in range(rule + 1) if _TABLE_ROW.match(lines[i]) or _TABLE_RULE.match(lines[i])] if rule is not None else []
     head_text = "\n".join(lines[i] for i in header) if header else inherited

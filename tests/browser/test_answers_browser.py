@@ -21,6 +21,7 @@ import pytest
 
 from tests.browser.conftest import open_local, open_tab, upload
 from tests.browser.pdfgen import STUDY, make_pdf
+from tests.test_rows import ZH_PAGE
 
 pytestmark = pytest.mark.browser
 
@@ -189,27 +190,10 @@ def test_fenced_code_stays_code(learner, tmp_path, artefacts):
     page.screenshot(path=str(artefacts / "14-howto-worked-example.png"), full_page=True)
 
 
-# A manual's table as a PDF gives it: short lines, a caption under them (rag.rows).
-LS_TABLE_NOTES = """ls(1) 用于显示文件和目录的权限信息。当运行时带有“-l”选项，它将按给定顺序显示下列信息：文件类型、访问权限、硬链接数、
-所有者、组名、以字符（字节）为单位的文件大小、文件的日期和时间，最后是文件的名字，每个文件占据输出里的一行。
-
-字符 说明
-- 普通文件
-d 目录
-l 符号链接
-p 命名管道
-s 套接字
-
-Table 1.4: “ls -l”输出的第一个字符列表
-chown(1) 用于 root 账户修改文件的所有者。chgrp(1) 用于文件的所有者或 root 账户修改文件所属的组，chmod(1) 用于
-文件的所有者或 root 账户修改文件和文件夹的访问权限，操作一个文件的基本语法在后面的例子里给出。
-"""
-
-
 def test_a_table_of_short_lines_is_shown_row_by_row(learner, tmp_path, artefacts):
     page = learner
     notes = tmp_path / "ls-table-notes.md"
-    notes.write_text(LS_TABLE_NOTES, encoding="utf-8")
+    notes.write_text(ZH_PAGE, encoding="utf-8")        # a manual's table as a PDF gives it: short lines, a caption
     open_tab(page, "Documents")
     upload(page, notes)
     open_tab(page, "Q&A")
