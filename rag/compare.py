@@ -1,8 +1,10 @@
-"""The two things a comparison asks about: "the difference between a list and a tuple" -> (list, tuple).
+"""The things a comparison asks about: "the difference between a list and a tuple" -> (list, tuple); "apt、apt-get
+和 aptitude 有什么区别" -> (apt, apt-get, aptitude).
 
 A comparison is answered by retrieving each side on its own (one side's best passage rarely says much about
 the other) and setting them side by side (rag.shapes). The patterns below are the ways a learner asks one,
-in English and Chinese; each names its sides `a` and `b`. Tested in tests/test_shapes.py.
+in English and Chinese; each names its sides `a` and `b`, and `a` may list several ("A, B and C", "A、B 和 C").
+Tested in tests/test_shapes.py.
 """
 from __future__ import annotations
 
@@ -11,19 +13,23 @@ import re
 _END = r"(?=\s*(?:[?？。.!！;；:：]|,|，|$|\b(?:and when|and which|and how|and why|in python|in the book)\b))"
 _SIDE = r"(?P<{}>[^?？。,，;；:：]+?)"
 _A, _B = _SIDE.format("a"), _SIDE.format("b")
+# the first side of "between A, B and C": a list, split at its commas (`_LISTED`)
+_A_LIST = r"(?P<a>[^?？。;；:：]+?)"
+_LISTED = re.compile(r"\s*(?:,|、|，)\s*")
+MAX_SIDES = 4
 
 COMPARISON_PATTERNS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
-    rf"\bdifferen(?:ce|ces|t)\s+between\s+{_A}\s+and\s+{_B}{_END}",
+    rf"\bdifferen(?:ce|ces|t)\s+between\s+{_A_LIST},?\s+and\s+{_B}{_END}",
     rf"\b(?:how|in what way|in which ways?)\s+(?:is|are|does|do)\s+{_A}\s+(?:differ|different|differs)\s+from\s+{_B}{_END}",
     rf"\b(?:how|in what way)\s+(?:is|are|does|do)\s+{_A}\s+(?:compare|compares|contrast|stack up)\s+(?:to|with|against)\s+{_B}{_END}",
-    rf"\b(?:compare|comparing|contrast|contrasting)\s+{_A}\s+(?:and|with|to|against|vs\.?|versus)\s+{_B}{_END}",
+    rf"\b(?:compare|comparing|contrast|contrasting)\s+{_A_LIST},?\s+(?:and|with|to|against|vs\.?|versus)\s+{_B}{_END}",
     rf"\bis\s+{_A}\s+(?:the same as|different from|better than|worse than|like)\s+{_B}{_END}",
     rf"\b(?:should I use|should I pick|should I choose|do I use|would I use|which is better,?|which one,?)\s+{_A}\s+or\s+{_B}{_END}",
     rf"^\s*{_A}\s+(?:vs\.?|versus|or)\s+{_B}\s*(?:[?:：]|$|\s*[-–—]|,)",
     rf"\b{_A}\s+(?:vs\.?|versus)\s+{_B}{_END}",
     rf"\b{_A}\s+(?:differs?|differ)\s+from\s+{_B}{_END}",
-    rf"\bsimilarities and differences between\s+{_A}\s+and\s+{_B}{_END}",
-    r"(?:比较|对比|区分)(?:一下)?(?P<a>[^，。？！、和与跟同及]+?)(?:和|与|跟|同|及)(?P<b>[^，。？！]+?)(?:的(?:区别|不同|差别|差异|异同))?(?=[，。？！]|$)",
+    rf"\bsimilarities and differences between\s+{_A_LIST},?\s+and\s+{_B}{_END}",
+    r"(?:比较|对比|区分)(?:一下)?(?P<a>[^，。？！和与跟同及]+?)(?:和|与|跟|同|及)(?P<b>[^，。？！]+?)(?:的(?:区别|不同|差别|差异|异同))?(?=[，。？！]|$)",
     r"(?P<a>[^，。？！：:]+?)(?:和|与|跟|同|及|相比于|相较于)(?P<b>[^，。？！：:]+?)(?:之间)?(?:有什么|有何|有哪些|的|在哪|在哪里|在哪儿)?"
     r"(?:区别|不同|差别|差异|异同|优缺点|哪个好|哪个更好|哪个更)",
     r"(?P<a>[^，。？！：:]+?)(?:和|与|跟)(?P<b>[^，。？！：:]+?)(?:相比|比较起来|比起来|对比)",
@@ -41,16 +47,17 @@ _QUOTED_SIDE = re.compile(r"[“\"「『']([^”\"」』']{1,40})[”\"」』']"
 _TAIL_ZH = re.compile(r"(?:之间|两者|二者|这两个|这两种|两个|两种|相比|比较|的)+$")
 
 
-def comparison_sides(question: str) -> tuple[str, str] | None:
-    """The two things compared, cleaned of question words ("the", "请问"), or None when the question compares
-    nothing it names."""
+def comparison_sides(question: str) -> tuple[str, ...] | None:
+    """The things compared (two to MAX_SIDES), cleaned of question words ("the", "请问"), or None when the
+    question compares nothing it names."""
     for pattern in COMPARISON_PATTERNS:
         m = pattern.search(question)
         if not m:
             continue
-        a, b = _clean(m.group("a")), _clean(m.group("b"))
-        if a and b and a.lower() != b.lower():
-            return a, b
+        listed = [_clean(a) for a in _LISTED.split(m.group("a")) if a.strip()]
+        sides = tuple(dict.fromkeys(side for side in [*listed, _clean(m.group("b"))] if side))
+        if len(sides) >= 2 and len({s.lower() for s in sides}) == len(sides) and all(listed):
+            return sides[:MAX_SIDES]
     return None
 
 

@@ -22,7 +22,7 @@ class QuestionPlan:
     confidence: float
     request: ScopeRequest
     scope: Scope | None
-    sides: tuple[str, str] | None
+    sides: tuple[str, ...] | None     # the things a comparison sets side by side (rag.compare)
     language: str
     documents: tuple[str, ...] = ()     # the documents the question names ("in the pumpkin book"), by doc_id
 

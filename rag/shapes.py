@@ -4,7 +4,7 @@
 - explain / why: the definition or the reason first, with the sentences that carry it on, then support;
 - example / how-to: the book's code or steps whole, under the sentence that introduces them, with what follows
   them in the section (rag.worked);
-- compare: each side retrieved on its own and set side by side, a sentence naming both first;
+- compare: each side (two or more) retrieved on its own and set side by side, a sentence naming them all first;
 - summarize: the scope's sections in order, one key sentence each, then its key terms (rag.summary).
 With a model, the model writes a short opening in plain words (`Shape.instruction`, checked sentence by
 sentence) and the same answer from the book's words follows it under "From the book" (rag.answer.add_book_answer).
@@ -48,8 +48,8 @@ SHAPES: dict[str, Shape] = {
     "example": Shape("example", 1100, 2, 1, "In two or three sentences, say what the sources' example shows: the "
                      "example itself is shown under your answer.", "用两三句话说明来源中的例子说明了什么：例子本身会显示在"
                      "你的回答下面。", 150, worked_chars=900),
-    "compare": Shape("compare", 1000, 2, 1, "In two or three sentences, say how the two differ and when to use which.",
-                     "用两三句话说明两者的区别，以及各自适用的情况。", 150, worked_chars=350),
+    "compare": Shape("compare", 1000, 2, 1, "In two or three sentences, say how they differ and when to use which.",
+                     "用两三句话说明它们的区别，以及各自适用的情况。", 150, worked_chars=350),
     "summarize": Shape("summarize", 1600, 5, 0, "Say in two or three sentences what this part teaches overall.",
                        "用两三句话概括这部分主要讲了什么。", 200),
 }
@@ -132,9 +132,9 @@ def digest_sources(digest: Digest) -> list[tuple[str, KeySentence]]:
 
 # -- compare ---------------------------------------------------------------------------------------------
 
-def compare_answer(question: str, sides: tuple[str, str], side_evidence: tuple[list[Evidence], list[Evidence]],
+def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[list[Evidence], ...],
                    both: list[Evidence], *, zh: bool, side_chars: int = 0) -> Answer | None:
-    """A sentence naming both sides first (when the passages have one), then each side's best passage, labelled.
+    """A sentence naming every side first (when the passages have one), then each side's best passage, labelled.
     None when neither side has a passage (the caller answers as for any question). `side_chars`: each side's
     sentence goes on with what follows it in its section, about this long (rag.worked): what a side is, then
     what it does."""
@@ -147,18 +147,24 @@ def compare_answer(question: str, sides: tuple[str, str], side_evidence: tuple[l
         used.add(ev.unit.text)
         used_units.add((ev.hit.chunk.chunk_id, ev.unit.start))
     found = 0
-    picked: list[tuple[str, Evidence]] = []
+    picked: list[tuple[list[str], Evidence]] = []
     for name, evidence in zip(sides, side_evidence):
+        # a side whose best sentence another side already shows is named with it ("…的误差称为训练误差，在新样本上的
+        # 误差称为泛化误差" defines both): dropping it would lose the side, showing the sentence twice says nothing
+        shared = next((names for names, ev in picked if evidence and ev.unit.text == evidence[0].unit.text), None)
+        if shared is not None:
+            shared.append(name)
+            continue
         chosen = [ev for ev in evidence if ev.unit.text not in used][:1]
         if chosen:
             used.add(chosen[0].unit.text)
-            picked.append((name, chosen[0]))
+            picked.append(([name], chosen[0]))
     # one side's sentence goes on only up to the other side's: "A list is mutable … A tuple is immutable" would
     # say the tuple's line twice
     used_units.update((ev.hit.chunk.chunk_id, ev.unit.start) for _, ev in picked)
-    for name, ev in picked:
+    for names, ev in picked:
         found += 1
-        label = f"**{name}**{'：' if zh else ': '}"
+        label = "**" + ("、" if zh else ", ").join(names) + "**" + ("：" if zh else ": ")
         if side_chars:
             mark = cites.mark(ev.hit, ev.unit.text, ev.score)
             shown = worked_example(ev, side_chars, mark, lead_bold=False, shown=used_units)

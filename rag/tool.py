@@ -17,6 +17,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from core.embeddings import get_embedder, get_multilingual_embedder
 from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError, Notice
@@ -84,6 +85,13 @@ def _mentions(text: str, side: str) -> bool:
     found = set(search_tokens(text))
     stems = {w.rstrip("s") for w in found}
     return bool(words) and all(w in found or w.rstrip("s") in stems for w in words)
+
+
+class SideEvidence(NamedTuple):
+    """A comparison's evidence: each side's own (searched on its own), in the question's order, and the units of the
+    question's evidence that name every side."""
+    each: tuple[list[Evidence], ...]
+    naming_all: list[Evidence]
 
 
 _translations: OrderedDict[tuple[str, str], str | None] = OrderedDict()
@@ -604,7 +612,7 @@ class RAGTool:
         if len(parts) > 1 and evidence:
             evidence = self._parts(parts, plan, evidence, pieces_within, options)
         if sides is not None:
-            strength = max(strength, min(evidence_strength(sides[0]), evidence_strength(sides[1])))
+            strength = max(strength, min(evidence_strength(side) for side in sides.each))
         shape = shape_of(plan.kind)
         if shape.worked_chars and evidence:      # an example goes on past its chunk: read it to the end
             evidence = self._widened(evidence)
@@ -621,7 +629,7 @@ class RAGTool:
             return answer
         book = self._book_answer(question, plan, evidence, sides, parts, shape) if shape.kind != "lookup" else None
         if sides is not None:   # the model reads both sides' best passages, and the quotes under it show both
-            evidence = _interleaved(sides[2], sides[0], sides[1], evidence)
+            evidence = _interleaved(sides.naming_all, *sides.each, evidence)
         return (yield from self._composed(question, hits, evidence, history, memory_context, notices, shape, book))
 
     def _searched(self, question: str, plan: QuestionPlan, terms, within, translation: str | None, options):
@@ -636,8 +644,8 @@ class RAGTool:
         without a model, and what follows a model's opening with one."""
         answer = None
         if sides is not None:
-            answer = compare_answer(question, plan.sides, (self._widened(sides[0], 1), self._widened(sides[1], 1)),
-                                    sides[2], zh=plan.language == "zh", side_chars=shape.worked_chars)
+            answer = compare_answer(question, plan.sides, tuple(self._widened(side, 1) for side in sides.each),
+                                    sides.naming_all, zh=plan.language == "zh", side_chars=shape.worked_chars)
         if answer is None and len(parts) > 1:   # each part's best unit, however its score compares
             answer = extractive_answer(question, evidence, max_quotes=len(parts), min_relative=0.0,
                                        budget=shape.budget, worked_chars=shape.worked_chars)
@@ -755,11 +763,13 @@ class RAGTool:
                 heads.append(found[0])
         return _interleaved(heads + evidence)
 
-    def _sides(self, plan: QuestionPlan, evidence: list[Evidence], within, options, translation=None) -> tuple:
-        """For a comparison: each side's best evidence, searched on its own, and the units naming both. With the
+    def _sides(self, plan: QuestionPlan, evidence: list[Evidence], within, options, translation=None) -> SideEvidence:
+        """For a comparison: each side's best evidence, searched on its own, and the units naming all. With the
         question translated into the documents' language (`_translation`), each side is also asked in it:
         "random forests" is found as 随机森林."""
         translated = comparison_sides(translation) if translation else None
+        if translated and len(translated) != len(plan.sides):
+            translated = None       # the translation lists other things: its sides cannot be paired with ours
         out = []
         for k, side in enumerate(plan.sides):
             asked = f"什么是{side}？" if plan.language == "zh" else f"What is {side}?"
@@ -776,8 +786,8 @@ class RAGTool:
         # a unit naming both sides, in the question's words or the translation's ("“算法”是指从数据中学得“模型”的具体方法"
         # for an English question on "algorithm" and "model")
         names = [(side, translated[k]) if translated else (side,) for k, side in enumerate(plan.sides)]
-        both = [e for e in evidence if all(any(_mentions(e.unit.text, n) for n in side) for side in names)]
-        return out[0], out[1], both
+        naming_all = [e for e in evidence if all(any(_mentions(e.unit.text, n) for n in side) for side in names)]
+        return SideEvidence(tuple(out), naming_all)
 
     def _scope_not_found(self, question: str, plan: QuestionPlan, docs: list[DocumentRecord]) -> Answer:
         """One sentence: the chapter (section, pages) asked for is in no document, and what the documents have."""

@@ -182,6 +182,21 @@ def test_a_comparison_sets_both_sides_side_by_side(library):
     assert answer.kind == "compare" and "**过拟合**：" in answer.text and "**欠拟合**：" in answer.text
 
 
+def test_a_comparison_of_three_things_sets_each_side_by_side(library):
+    """"apt, apt-get and aptitude": each listed side is searched on its own and labelled with its own passage."""
+    _, answer = ask(library, "What's the difference between a value, a variable and a list?")
+    assert answer.kind == "compare" and not answer.refused
+    assert "**value**:" in answer.text and "**variable**:" in answer.text and "**list**:" in answer.text
+    assert "basic things a program works with" in answer.text and "A variable is a name" in answer.text
+    assert "A list is a sequence of values" in answer.text
+    _, answer = ask(library, "训练误差、泛化误差和过拟合有什么区别？")
+    assert answer.kind == "compare"
+    # one sentence defines both errors: it is shown once, under both names, and no side is lost
+    assert "**训练误差、泛化误差**：学习器在训练集上的误差称为训练误差" in answer.text
+    assert answer.text.count("在新样本上的误差称为泛化误差") == 1
+    assert "**过拟合**：过拟合是指学习器把训练样本自身的特点" in answer.text
+
+
 def test_an_example_question_shows_the_code_under_its_introduction(library):
     _, answer = ask(library, "Show me an example of a recursive function.")
     assert answer.kind == "example"
@@ -211,6 +226,12 @@ def test_an_explanation_goes_on_after_its_first_sentence(library):
     ("机器学习笔记中“算法”和“模型”有什么区别？", ("算法", "模型")),          # quoted sides, a book named before
     ("南瓜书中过拟合和欠拟合有什么区别？", ("过拟合", "欠拟合")),
     ("What is the difference between an 'algorithm' and a 'model'?", ("algorithm", "model")),
+    # three or more sides, listed
+    ("what's the difference between apt, apt-get and aptitude?", ("apt", "apt-get", "aptitude")),
+    ("Compare lists, tuples, and dictionaries.", ("lists", "tuples", "dictionaries")),
+    ("apt、apt-get 和 aptitude 有什么区别？", ("apt", "apt-get", "aptitude")),
+    ("比较一下列表、元组和字典", ("列表", "元组", "字典")),
+    ("What is the difference between a list and a tuple, and when should I use a tuple?", ("list", "tuple")),
 ])
 def test_the_sides_of_a_comparison(question, sides):
     assert comparison_sides(question) == sides
