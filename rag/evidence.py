@@ -391,8 +391,11 @@ def coverage(question_terms: set[str], unit_terms: set[str], weights: dict[str, 
 
 _ASKS_DEFINITION = re.compile(r"^\s*(what\s+(is|are|does .+ mean)|define|explain what|meaning of)\b|什么是|是什么|"
                               r"指什么|含义|定义", re.IGNORECASE)
-_DEFINES = re.compile(r"\b(is|are) (a|an|the|called|used|defined)\b|\bmeans?\b|\brefers? to\b|\bis called\b|"
+_DEFINES = re.compile(r"\b(is|are) (a|an|the|one of|called|used|defined)\b|\bmeans?\b|\brefers? to\b|\bis called\b|"
                       r"\bdefined as\b|是一种|是指|称为|定义为", re.IGNORECASE)
+# Forms that name what they define after them ("… is called a variable", "…的误差称为训练误差"); the others name it
+# before ("A value is one of …")
+_DEFINED_AFTER = re.compile(r"called|称为", re.IGNORECASE)
 # A Chinese definition names its subject first: "X是…", "X（…），中国足球运动员", "X，又称…". A 是 anywhere
 # else ("在作客深圳队（实是在…）") defines nothing.
 _ZH_DEFINES = re.compile(r"^[^，。；：]{0,6}?(是|为|（[^）]{0,40}）[，,]?|，(又称|又名|是|为))")
@@ -404,10 +407,13 @@ _GLOSSED = re.compile(r"^[^，。；：,.;:!?！？]{0,6}?[：:]\s*\S")
 
 
 def defines(unit_text: str, question_terms: set[str]) -> bool:
-    """Whether the unit reads as a definition of something the question names."""
+    """Whether the unit reads as a definition of something the question names: "A variable is a name that refers to
+    a value" defines a variable, not a value (its "is a" comes after "variable", and "value" only after it)."""
     head = unit_text[:200]
-    if _DEFINES.search(head):
-        return True
+    for m in _DEFINES.finditer(head):
+        named = head[m.end():] if _DEFINED_AFTER.search(m.group()) else head[:m.start()]
+        if not question_terms or _names_any(named, question_terms):
+            return True
     folded = head.casefold()
     if any(len(t) >= 2 and folded.startswith(t.casefold()) and _GLOSSED.match(head[len(t):])
            for t in question_terms):
@@ -416,6 +422,12 @@ def defines(unit_text: str, question_terms: set[str]) -> bool:
         if len(term) >= 2 and CJK_CHAR.match(term) and head.startswith(term):
             return bool(_ZH_DEFINES.match(head[len(term):]))
     return False
+def _names_any(text: str, terms: set[str]) -> bool:
+    """Whether the text names one of the terms (an English one by its stem, a Chinese one by its characters)."""
+    stems = {stem(t) for t in search_tokens(text)}
+    return any((t in text) if CJK_CHAR.search(t) else (stem(t) in stems) for t in terms)
+
+
 _ASKS_NUMBER = re.compile(r"\b(how (much|many|long|old|big|large|far)|what (was|is|were) the (total|amount|"
                           r"number|percentage|rate|value|cost|price|revenue)|what percentage|ratio|"
                           r"(by |on |until )?(what|which) (date|day|year|month))\b|多少|几|"

@@ -263,6 +263,19 @@ def test_a_term_glossed_after_a_colon_is_read_as_its_definition():
     assert not defines("Note: the variable holds a value.", {"variable"})
 
 
+def test_a_definition_defines_the_term_it_names_as_its_subject():
+    """"A variable is a name that refers to a value" defines a variable, not a value: asked "what is a value?", the
+    book's "A value is one of the basic things …" is the definition. "… is called X" / "…称为X" name X after."""
+    from rag.evidence import defines
+    assert defines("A value is one of the basic things a program works with.", {"value"})
+    assert not defines("A variable is a name that refers to a value.", {"value"})
+    assert defines("A variable is a name that refers to a value.", {"variable"})
+    assert defines("A name that refers to a value is called a variable.", {"variable"})
+    assert defines("学习器在训练集上的误差称为训练误差。", {"训练误差"})
+    assert defines("过拟合是指学习器把训练样本自身的特点当作一般性质。", {"过拟合"})
+    assert not defines("欠拟合是指学习器对训练样本的一般性质尚未学好。", {"过拟合"})
+
+
 TUPLES_CHAPTER = """# Chapter 12 Tuples
 
 ## 12.1 Tuples are immutable
