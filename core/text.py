@@ -220,6 +220,31 @@ def one_edit_apart(a: str, b: str) -> bool:
 SLIP_MAX_ZIPF = 1.5
 
 
+# A glued identifier ("LEFTPADDING", "drawString", "fontname") is no English word, but both its halves are common
+# ones: each half at least this common (Zipf 3: once per million words) and this long
+COMPOUND_PART_MIN_ZIPF = 3.0
+COMPOUND_PART_MIN_CHARS = 3
+
+
+@functools.lru_cache(maxsize=65536)
+def compound_parts(token: str) -> tuple[str, ...]:
+    """The two common words an identifier glues together ("leftpadding" -> ("left", "padding"), "drawstring" ->
+    ("draw", "string")), so that a learner's "padding" meets a manual's LEFTPADDING; () for a word of its own or
+    anything else. The split whose rarer half is the most common wins."""
+    from wordfreq import zipf_frequency
+    word = token.lower()
+    if not word.isascii() or not word.isalpha() or len(word) < 2 * COMPOUND_PART_MIN_CHARS + 1 or \
+            zipf_frequency(word, "en") >= SLIP_MAX_ZIPF:
+        return ()
+    best, parts = 0.0, ()
+    for i in range(COMPOUND_PART_MIN_CHARS, len(word) - COMPOUND_PART_MIN_CHARS + 1):
+        left, right = word[:i], word[i:]
+        common = min(zipf_frequency(left, "en"), zipf_frequency(right, "en"))
+        if common >= COMPOUND_PART_MIN_ZIPF and common > best:
+            best, parts = common, (left, right)
+    return parts
+
+
 def could_be_a_slip(word: str) -> bool:
     """Whether an English word is rare enough to be a typing slip rather than a word of its own (wordfreq):
     "recyling" and "satelites" are, "bullion" (one letter off "billion") is not."""

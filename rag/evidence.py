@@ -25,8 +25,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from core.text import (CJK_CHAR, KIND_WORDS, STOPWORDS, bm25_tokens, detect_language, period_parts, search_tokens,
-                       with_fiscal_years)
+from core.text import (CJK_CHAR, KIND_WORDS, STOPWORDS, bm25_tokens, compound_parts, detect_language, period_parts,
+                       search_tokens, with_fiscal_years)
 from core.text import stem as snowball_stem
 from rag.injection import is_instruction
 from rag.outline import heading_text, split_at_headings
@@ -306,13 +306,18 @@ def is_front_matter(hit: SearchHit) -> bool:
     if any(FRONT_MATTER.match(h.strip()) for h in hit.chunk.heading_path) or is_reference_list(hit.chunk.text):
         return True
     lines = [line for line in hit.chunk.text.splitlines() if line.strip()]
-    toc = sum(1 for line in lines if _TOC_LINE.search(line) and not _TABLE_ROW_NUMBER.search(line))
-    return len(lines) >= 4 and toc >= 0.5 * len(lines)
+    toc = [line for line in lines if _TOC_LINE.search(line) and not _TABLE_ROW_NUMBER.search(line)]
+    # a contents page names a different title on each line; lines that differ only in their number are a program's
+    # output or a table ("The value of i is 5", "… is 4", …)
+    titles = {_TRAILING_NUMBER.sub("", line).strip() for line in toc}
+    return len(lines) >= 4 and len(toc) >= 0.5 * len(lines) and len(titles) >= CONTENTS_DISTINCT_TITLES * len(toc)
 
 
 # A number inside a line, followed by a word: a table row ("www (http) 80 https 443", "imap2 143 imaps 993"), which
 # ends in a number as a contents line ends in its page; an index line's numbers are followed by commas.
 _TABLE_ROW_NUMBER = re.compile(r"\S\s+\d+\s+[^\W\d_]")
+_TRAILING_NUMBER = re.compile(r"[\s.·]*\d+\s*$")
+CONTENTS_DISTINCT_TITLES = 0.6     # share of a contents page's lines whose titles differ
 
 
 # -- terms -------------------------------------------------------------------------------------------
@@ -337,6 +342,18 @@ def terms_of(text: str) -> list[str]:
     for run in re.findall(f"{CJK_CHAR.pattern}+", _ZH_QUESTION_WORDS.sub(" ", text)):
         out += [run[i:i + 2] for i in range(len(run) - 1)]
     return out
+
+
+def unit_terms(text: str) -> set[str]:
+    """A passage's terms (terms_of), with the words its glued identifiers are made of ("LEFTPADDING" also counts as
+    "left" and "padding"; core.text.compound_parts): a manual's names meet a learner's words."""
+    terms = set(terms_of(text))
+    for token in set(_IDENTIFIER.findall(text)):
+        terms.update(stem(part) for part in compound_parts(token))
+    return terms
+
+
+_IDENTIFIER = re.compile(r"\b[A-Za-z]{7,}\b")
 
 
 def question_weights(question: str, document_frequency: dict[str, int], n_chunks: int) -> dict[str, float]:
@@ -595,7 +612,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
                 candidates.append((n, hit, unit))
     if not candidates:
         return []
-    lexical_scores = [coverage(q_terms, set(terms_of(u.text)), weights) for _, _, u in candidates]
+    lexical_scores = [coverage(q_terms, unit_terms(u.text), weights) for _, _, u in candidates]
     # Embedding every unit would cost seconds on a small CPU; the lexically best ones (and each hit's
     # first units, where paraphrases hide) are embedded, the rest keep their lexical score alone.
     semantic_scores: dict[int, float] = {}

@@ -64,6 +64,12 @@ BOLD_TEXT_MAX_SHARE = 0.25     # if more than 25 % of the text is bold, bold mea
 RUNNING_LINE_MIN_PAGES = 3     # a running header/footer repeats on at least 3 pages ...
 RUNNING_LINE_MIN_SHARE = 0.25  # ... and (without a page number) on at least a quarter of them
 EDGE_LINES = 2                 # lines at the top and bottom of a page that may be headers/footers
+# A running head that names the chapter ("User Guide Chapter 7 Tables and TableStyles", "… Chapter 8 Programming
+# Flowables"): its opening words repeat at an edge of a quarter of the pages, its tail changes with the chapter. A
+# short chapter's head is on too few pages to be caught whole.
+RUNNING_FAMILY_WORDS = 3       # the opening words a chapter's running head shares with the others
+RUNNING_FAMILY_MIN_LINES = 3   # ... under at least this many different tails (one per chapter)
+RUNNING_FAMILY_MAX_WORDS = 12  # a running head is short
 # A long line that differs from page to page only in its digits, on half the pages or more, wherever it stands:
 # a printer's slug in the margin ("VerDate Sep<11>2014 16:21 … Frm 00003 Fmt 4702 …" on every Federal Register
 # page, read into the middle of a sentence), a journal's footer with its page range. A content row ("Total
@@ -569,14 +575,28 @@ def _furniture_keys(pages: list[list[_Line]], n_pages: int) -> set[str]:
     return {key for key, on in found.items() if len(on) >= least}
 
 
+def _family_of(key: str) -> str:
+    """A line's opening words ("user guide chapter") when it reads as a running head: more words than those, at most
+    RUNNING_FAMILY_MAX_WORDS, no full stop at its end, no digit among the opening words (lines that differ only in
+    their numbers are content: "Unique finding 3: …"); else ""."""
+    words = key.split()
+    opening = " ".join(words[:RUNNING_FAMILY_WORDS])
+    if not RUNNING_FAMILY_WORDS < len(words) <= RUNNING_FAMILY_MAX_WORDS or _DIGITS_RUN.search(opening) or \
+            key.rstrip().endswith((".", "。", "!", "?", ":", ";", ",")) or len(_LETTER.findall(opening)) < 3:
+        return ""
+    return opening
+
+
 def _drop_running_lines(pages: list[list[_Line]]) -> None:
     """Mark repeated headers/footers and page numbers as dropped. Never touches non-edge lines.
 
-    Three signals, each needing repetition across pages so real content survives:
+    Four signals, each needing repetition across pages so real content survives:
     - the very same line (at least 3 letters) at an edge of >= 25 % of the pages ("Table of Contents");
     - a number at an edge whose difference from the page index is the same on >= 3 pages
       (printed page numbers, alone or inside a running header like "2 Chapter 1. The way ...");
-    - a lone roman numeral at an edge (front-matter page numbers).
+    - a lone roman numeral at an edge (front-matter page numbers);
+    - lines at an edge that open with the same words on >= 25 % of the pages and go on differently, one way per
+      chapter ("User Guide Chapter 8 Programming Flowables"): the chapter's running head, however short the chapter.
     Lines that differ only in their digits are NOT merged: "Total 1,234" rows are content.
     """
     n_pages = sum(1 for lines in pages if lines)
@@ -584,6 +604,8 @@ def _drop_running_lines(pages: list[list[_Line]]) -> None:
         return
     edges = [_edge_indices(lines) for lines in pages]
     key_pages: dict[str, set[int]] = defaultdict(set)
+    family_pages: dict[str, set[int]] = defaultdict(set)
+    family_lines: dict[str, set[str]] = defaultdict(set)
     offset_pages: dict[int, set[int]] = defaultdict(set)
     numbered: dict[tuple[int, int], int] = {}
     for p, lines in enumerate(pages):
@@ -592,6 +614,10 @@ def _drop_running_lines(pages: list[list[_Line]]) -> None:
             key = text.casefold()
             if len(_LETTER.findall(key)) >= 3:
                 key_pages[key].add(p)
+            family = _family_of(key)
+            if family:
+                family_pages[family].add(p)
+                family_lines[family].add(_DIGITS_RUN.sub("#", key))     # tails differing in words, not numbers
             number = _page_number_of(text)
             if number is not None:
                 offset = number[0] - (p + 1)
@@ -600,6 +626,8 @@ def _drop_running_lines(pages: list[list[_Line]]) -> None:
     furniture = _furniture_keys(pages, n_pages)
     min_repeat = max(RUNNING_LINE_MIN_PAGES, math.ceil(RUNNING_LINE_MIN_SHARE * n_pages))
     running_keys = {key for key, found in key_pages.items() if len(found) >= min_repeat}
+    families = {family for family, found in family_pages.items()
+                if len(found) >= min_repeat and len(family_lines[family]) >= RUNNING_FAMILY_MIN_LINES}
     page_offsets = {off for off, found in offset_pages.items() if len(found) >= RUNNING_LINE_MIN_PAGES}
     dropped = 0
     slugs = [re.compile(r"\d+".join(re.escape(piece) for piece in key.split("#")), re.IGNORECASE) for key in furniture]
@@ -617,7 +645,7 @@ def _drop_running_lines(pages: list[list[_Line]]) -> None:
         for i in edges[p]:
             line = lines[i]
             if (line.text.casefold() in running_keys or numbered.get((p, i)) in page_offsets
-                    or _ROMAN_ONLY.match(line.text)):
+                    or _ROMAN_ONLY.match(line.text) or _family_of(line.text.casefold()) in families):
                 line.drop = True
                 dropped += 1
     if dropped:

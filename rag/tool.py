@@ -106,6 +106,17 @@ EARLY_SOURCES = 5                  # passages shown while a question waits for t
 PART_KINDS = ("lookup", "explain", "why", "howto", "example")   # kinds whose two asks are answered part by part
 
 
+def _without_scope_phrase(question: str, plan: QuestionPlan) -> str:
+    """The question without the chapter, section or pages it names by number once they are found ("the DocWhile
+    example in chapter 8" is searched there): passages inside say "DocWhile", not "chapter 8", and the phrase's words
+    would count against them. A scope named by its subject keeps its words, which say what is asked."""
+    phrase = plan.request.phrase.strip()
+    if plan.scope is None or not phrase or plan.request.topic or phrase not in question:
+        return question
+    rest = re.sub(r"\s+", " ", question.replace(phrase, " ")).strip(" ,，")
+    return rest if search_tokens(rest) else question
+
+
 def _first_line(reply: str) -> str:
     """A one-term reply without its quotes, full stop or anything after its first line."""
     lines = reply.strip().strip('"“”。.').splitlines()
@@ -576,7 +587,7 @@ class RAGTool:
         # a question that quotes the other language's words ("…为什么要求 operational readiness flight？") is about a
         # document in that language, named or not
         named = bool(plan.scope or plan.documents) or self._quotes_other_books(question, plan)
-        terms = self.question_terms(question)
+        terms = self.question_terms(_without_scope_phrase(question, plan))
         unknown = [w for w in self.unknown_words(question, terms) if own_words is None or w in own_words]
         # a translation is a model call: while the model answers others, the passages found as asked are shown
         # first (`_queued_sources`), and those of the translated search replace them
@@ -610,7 +621,10 @@ class RAGTool:
         parts = question_parts(question) if sides is None and plan.kind in PART_KINDS else [question]
         strength = evidence_strength(evidence, unknown, looked_up_across=any(w in unresolved for w in unknown))
         if len(parts) > 1 and evidence:
-            evidence = self._parts(parts, plan, evidence, pieces_within, options)
+            # each ask judged on its own: "the default padding in a table cell? and where does the text sit" is
+            # answered when one of its asks is, though no passage holds the words of both
+            evidence, heads = self._parts(parts, plan, evidence, pieces_within, options)
+            strength = max([strength] + [evidence_strength([head], unknown) for head in heads])
         if sides is not None:
             strength = max(strength, min(evidence_strength(side) for side in sides.each))
         shape = shape_of(plan.kind)
@@ -752,16 +766,17 @@ class RAGTool:
                     break
         return out
 
-    def _parts(self, parts: list[str], plan: QuestionPlan, evidence: list[Evidence], within, options) -> list[Evidence]:
+    def _parts(self, parts: list[str], plan: QuestionPlan, evidence: list[Evidence], within,
+               options) -> tuple[list[Evidence], list[Evidence]]:
         """For a question asking several things (rag.parts): the best unit of each part, searched and judged on
-        its own, first; then the rest of the whole question's evidence."""
+        its own, first; then the rest of the whole question's evidence. Also the parts' best units alone."""
         heads = []
         for part in parts:
             hits = self.retrieve(part_query(part, parts[0]), within=within, **options).answering_hits
             found = self.evidence(part, hits, kind=plan.kind) if hits else []
             if found:
                 heads.append(found[0])
-        return _interleaved(heads + evidence)
+        return _interleaved(heads + evidence), heads
 
     def _sides(self, plan: QuestionPlan, evidence: list[Evidence], within, options, translation=None) -> SideEvidence:
         """For a comparison: each side's best evidence, searched on its own, and the units naming all. With the

@@ -258,6 +258,24 @@ def test_running_headers_and_page_numbers_are_dropped_but_content_is_kept(tmp_pa
     assert doc.markdown.count("Table of values below.") == 5  # repeated lines inside the page are content
 
 
+def test_a_running_footer_naming_each_chapter_is_dropped_even_in_a_one_page_chapter(tmp_path):
+    """"User Guide Chapter 8 Programming Flowables" is on the chapter's one page only: it is known by the words it
+    opens with on every page, where each chapter's footer goes on with its own title."""
+    chapters = ["Introduction", "Introduction", "Introduction", "Programming Flowables", "Other Useful Flowables",
+                "Other Useful Flowables"]
+    pages = []
+    for n, title in enumerate(chapters, start=1):
+        number = sorted(set(chapters), key=chapters.index).index(title) + 1
+        pages.append(body([f"Body sentence {n} explains what this page of the guide teaches the reader."])
+                     + [("F1", 9, 72, 52, f"User Guide Chapter {number} {title}"),
+                        ("F1", 9, 300, 40, f"Page {n + 90}")])
+    doc = convert_file(write(tmp_path, "guide.pdf", make_pdf(pages)))
+
+    assert "User Guide Chapter" not in doc.markdown
+    for n in range(1, 7):
+        assert f"Body sentence {n} explains what this page of the guide teaches the reader." in page_text(doc, n)
+
+
 def test_line_end_hyphens_are_joined_where_safe(tmp_path):
     page = body(["The experiment was an impor-", "tant step for the well-", "known team.",
                  "Everyone agreed the well-known team did important work."])

@@ -1,0 +1,136 @@
+"""What a software manual's pages hold, answered (no model, the real stores and embedders): names glued from words
+(LEFTPADDING), a program's printed lines that differ only in a number, a chapter named by its number in a question
+about something inside it, and a question of two asks that no single passage answers whole."""
+from __future__ import annotations
+
+import pytest
+
+from core.text import compound_parts
+from rag.tool import RAGTool
+
+MANUAL = """# Report Writer User Guide
+
+## Chapter 1 Introduction
+
+### 1.1 About this guide
+
+This guide shows how to write documents from a program. It begins with drawing on a page, goes on to paragraphs
+and tables, and ends with flowables that are evaluated while a document is laid out.
+
+### 1.2 Installation
+
+Install the library with the package manager of your system, then check the installation by running the tests.
+A working installation prints the version and the folder it was installed in. For example, the first line printed
+is the version number, and the second is the folder; the tests work the same way on every system.
+
+## Chapter 2 Drawing on a page
+
+### 2.1 The canvas
+
+A canvas is a blank page that a program paints on. Its origin is the lower left corner, and its unit is the point,
+one seventy-second of an inch. The default page size is A4 unless another is given.
+
+### 2.2 Lines and shapes
+
+Lines, rectangles and circles are drawn with the canvas methods of the same names. The example below draws a
+square; how it works is explained line by line, and what it prints is a page with one square on it. A path collects several lines
+and curves and is drawn at once, stroked or filled.
+
+## Chapter 3 Colors
+
+### 3.1 Color models
+
+Colors may be given as names, as red, green and blue values, or as cyan, magenta, yellow and black values for
+printing. Transparency is set with an alpha value between zero and one. An example: a red square at half transparency lets
+the lines under it show through, which works well for highlighting; printed, it looks pink.
+
+## Chapter 6 Paragraphs
+
+### 6.1 Paragraph styles
+
+A paragraph style sets the font, the size and the leading of the lines of a paragraph. The leading is the
+distance from one baseline to the next. Styles are kept in a stylesheet and looked up by their name.
+
+## Chapter 7 Tables
+
+### 7.1 Making a table
+
+A table is made from a list of rows, each row a list of cell values. Column widths and row heights may be given;
+without them the table measures its cells.
+
+### 7.4 TableStyle commands
+
+The cell formatting commands all begin with an identifier, followed by the start and stop cells. The cell
+formatting commands are:
+FONT - takes fontname, optional fontsize and optional leading.
+TEXTCOLOR - takes a color name or (R,G,B) tuple.
+LEFTPADDING - takes an integer, defaults to 6.
+TOPPADDING - takes an integer, defaults to 3.
+VALIGN - takes one of TOP, MIDDLE or the default BOTTOM
+
+## Chapter 8 Programming flowables
+
+### 8.1 DocAssign
+
+DocAssign assigns a variable of name var to the expression expr, for the flowables after it.
+
+### 8.6 DocWhile
+
+Runs the whileBlock while cond evaluates to True. E.g.:
+DocAssign('i',5)
+DocWhile('i',[DocPara('i',format='The value of i is %(__expr__)d'),DocExec('i-=1')])
+This example produces a set of paragraphs of the form:
+The value of i is 5
+The value of i is 4
+The value of i is 3
+The value of i is 2
+The value of i is 1
+
+## Chapter 9 Fonts
+
+### 9.1 Standard fonts
+
+Fourteen standard fonts are always available: Courier, Helvetica and Times in four styles each, Symbol and
+ZapfDingbats. They need not be embedded in the document, because every reader has them.
+"""
+
+
+@pytest.fixture(scope="module")
+def manual(tmp_path_factory):
+    from core.settings import Settings
+    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("manual") / "data", llm_backend="none")
+    tool = RAGTool("learner", settings)
+    tool.add_text(MANUAL, title="Report Writer User Guide", name="report-writer.md")
+    return tool
+
+
+def answer_to(tool: RAGTool, question: str):
+    return list(tool.ask_stream(question))[-1]
+
+
+@pytest.mark.parametrize("identifier, parts", [
+    ("LEFTPADDING", ("left", "padding")), ("fontname", ("font", "name")), ("setFont", ("set", "font")),
+    ("background", ()), ("checklist", ()), ("pdfgen", ()), ("recyling", ()),
+])
+def test_a_glued_identifier_is_read_as_its_two_words(identifier, parts):
+    """Both halves must be common English words, and the whole must be none: "background" and "checklist" are
+    words of their own, "pdfgen" has no common halves, a typing slip is no identifier."""
+    assert compound_parts(identifier) == parts
+
+
+def test_a_learners_word_meets_the_manuals_glued_name(manual):
+    """"padding" is found in LEFTPADDING; the question's two asks are each judged on their own, so a passage that
+    answers one is enough (neither passage holds the words of both)."""
+    answer = answer_to(manual, "whats the default padding in a table cell? and where does the text sit vertically "
+                               "by default")
+    assert not answer.refused
+    assert "PADDING - takes an integer, defaults to" in answer.text
+
+
+def test_a_programs_numbered_output_is_evidence_not_a_table_of_contents(manual):
+    """Lines that differ only in the number at their end are what a program printed; a contents page names a new
+    title on each line. The chapter named by its number is where to look, not words to find in the passage."""
+    answer = answer_to(manual, "the DocWhile example in chapter 8, what does it print and how does it work")
+    assert not answer.refused
+    assert "The value of i is 5" in answer.text and "The value of i is 1" in answer.text
+    assert "DocWhile('i'," in answer.text
