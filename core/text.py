@@ -226,15 +226,20 @@ COMPOUND_PART_MIN_ZIPF = 3.0
 COMPOUND_PART_MIN_CHARS = 3
 
 
+# A word written both glued and apart ("truetype" / "true type", "filename" / "file name") is rarer than this
+GLUED_WORD_MAX_ZIPF = 3.0
+
+
 @functools.lru_cache(maxsize=65536)
-def compound_parts(token: str) -> tuple[str, ...]:
-    """The two common words an identifier glues together ("leftpadding" -> ("left", "padding"), "drawstring" ->
-    ("draw", "string")), so that a learner's "padding" meets a manual's LEFTPADDING; () for a word of its own or
-    anything else. The split whose rarer half is the most common wins."""
+def compound_parts(token: str, max_zipf: float = SLIP_MAX_ZIPF) -> tuple[str, ...]:
+    """The two common words an identifier glues together ("leftpadding" -> ("left", "padding"), "setFont" ->
+    ("set", "font")), so that a learner's "padding" meets a manual's LEFTPADDING; () for a word of its own (at least
+    `max_zipf` common: GLUED_WORD_MAX_ZIPF lets "truetype" be read as "true type") or anything else. The split whose
+    rarer half is the most common wins."""
     from wordfreq import zipf_frequency
     word = token.lower()
     if not word.isascii() or not word.isalpha() or len(word) < 2 * COMPOUND_PART_MIN_CHARS + 1 or \
-            zipf_frequency(word, "en") >= SLIP_MAX_ZIPF:
+            zipf_frequency(word, "en") >= max_zipf:
         return ()
     best, parts = 0.0, ()
     for i in range(COMPOUND_PART_MIN_CHARS, len(word) - COMPOUND_PART_MIN_CHARS + 1):

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from core.text import (CJK_CHAR, KIND_WORDS, STOPWORDS, bm25_tokens, compound_parts, detect_language, period_parts,
+from core.text import (CJK_CHAR, GLUED_WORD_MAX_ZIPF, KIND_WORDS, STOPWORDS, bm25_tokens, compound_parts, detect_language, period_parts,
                        search_tokens, with_fiscal_years)
 from core.text import stem as snowball_stem
 from rag.injection import is_instruction
@@ -356,6 +356,21 @@ def unit_terms(text: str) -> set[str]:
 _IDENTIFIER = re.compile(r"\b[A-Za-z]{7,}\b")
 
 
+def glued_terms(question: str) -> dict[str, tuple[str, str]]:
+    """The question's glued words with their parts, stemmed ("truetype" -> ("true", "type")): a passage that writes
+    them apart ("a true type font") holds them."""
+    out = {}
+    for token in set(_IDENTIFIER.findall(question)):
+        parts = compound_parts(token, GLUED_WORD_MAX_ZIPF)
+        if parts:
+            out[stem(token.lower())] = (stem(parts[0]), stem(parts[1]))
+    return out
+
+
+def with_glued(terms: set[str], glued: dict[str, tuple[str, str]]) -> set[str]:
+    return terms | {word for word, (a, b) in glued.items() if a in terms and b in terms} if glued else terms
+
+
 def question_weights(question: str, document_frequency: dict[str, int], n_chunks: int) -> dict[str, float]:
     """IDF of the question's terms over the person's chunks (`document_frequency` is keyed by BM25
     token); a term in none of them weighs most. Chinese bigrams, which BM25 does not index, weigh
@@ -591,6 +606,11 @@ def kind_bonus(kind: str | None, unit: Unit) -> float:
 # 而不是等于，因为涉及到概率的规范化" scored 0.84 for a question about the FAA notice's readiness flight and
 # led the answer. Across languages sharing nothing is normal and the meaning keeps its whole weight.
 SHARED_NOTHING_SEMANTIC_SHARE = 0.5
+# A figure's or table's caption alone is a title: close in meaning to a question about its subject, it answers
+# nothing unless the question asks about the figure or table itself
+CAPTION_PENALTY = 0.3
+CAPTION_MAX_CHARS = 120
+_ASKS_CAPTION = re.compile(r"\b(?:figure|fig\.|table|listing|diagram|plot|chart)\s*\d|图\s*\d|表\s*\d", re.IGNORECASE)
 
 
 def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict[str, float], *,
@@ -612,7 +632,8 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
                 candidates.append((n, hit, unit))
     if not candidates:
         return []
-    lexical_scores = [coverage(q_terms, unit_terms(u.text), weights) for _, _, u in candidates]
+    glued = glued_terms(question)
+    lexical_scores = [coverage(q_terms, with_glued(unit_terms(u.text), glued), weights) for _, _, u in candidates]
     # Embedding every unit would cost seconds on a small CPU; the lexically best ones (and each hit's
     # first units, where paraphrases hide) are embedded, the rest keep their lexical score alone.
     semantic_scores: dict[int, float] = {}
@@ -641,6 +662,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
     statements = named_statements(question)
     in_statement = {id(hit): under_statement(hit.chunk.heading_path, statements)
                     for _, hit, _ in candidates} if statements else {}
+    asks_about_captions = bool(_ASKS_CAPTION.search(question))
     asks_about_audit = bool(_ASKS_AUDIT.search(question))
     asks_about_exhibits = bool(_ASKS_EXHIBIT.search(question))
     question_in_chinese = detect_language(question) == "zh"
@@ -669,6 +691,9 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
             score += STATEMENT_BONUS   # "from the balance sheet": the question says where its answer is
         if (id(hit), unit.start) in named_section:
             score += NAMED_SECTION_BONUS
+        if unit.kind == "sentence" and not asks_about_captions and text_rows.is_caption(unit.text) and \
+                len(unit.text) <= CAPTION_MAX_CHARS:
+            score -= CAPTION_PENALTY    # "Figure 3-7: Using TTF fonts in paragraphs" names what the text around it says
         if is_exercise(unit.text) or unit.text.rstrip().endswith(("?", "？")) or \
                 any(is_exercise(h) for h in hit.chunk.heading_path[-1:]):
             score -= 0.3          # an exercise or a question in the text asks; it does not answer

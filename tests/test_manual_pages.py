@@ -88,6 +88,14 @@ The value of i is 1
 
 ## Chapter 9 Fonts
 
+### 9.5 TrueType font support
+
+We use TTFont to create a true type font object and register it with registerFont; the font is then set by its
+name like any other:
+registerFont(TTFont('Vera', 'Vera.ttf'))
+canvas.setFont('Vera', 32)
+Figure 9-6: Using the Vera TrueType font
+
 ### 9.1 Standard fonts
 
 Fourteen standard fonts are always available: Courier, Helvetica and Times in four styles each, Symbol and
@@ -134,3 +142,21 @@ def test_a_programs_numbered_output_is_evidence_not_a_table_of_contents(manual):
     assert not answer.refused
     assert "The value of i is 5" in answer.text and "The value of i is 1" in answer.text
     assert "DocWhile('i'," in answer.text
+
+
+def test_a_glued_word_in_the_question_meets_the_words_apart_and_a_caption_does_not_lead(manual):
+    """"truetype" is found in "a true type font"; "Figure 9-6: Using the Vera TrueType font" is a title close to the
+    question in meaning, and the sentences around it answer."""
+    from rag.evidence import glued_terms, unit_terms, with_glued
+    assert glued_terms("how do I use a truetype font?") == {"truetyp": ("true", "type")}
+    assert "truetyp" in with_glued(unit_terms("We create a true type font object."), glued_terms("truetype fonts"))
+    question = "how do I use a truetype font?"
+    evidence = manual.evidence(question, manual.retrieve(question).answering_hits, kind="howto")
+    assert evidence[0].unit.text.startswith("We use TTFont to create a true type font object")
+    caption = next(ev for ev in evidence if ev.unit.text.startswith("Figure 9-6"))
+    assert caption.score < evidence[0].score - 0.1
+    answer = answer_to(manual, question)
+    assert not answer.refused and "We use TTFont to create a true type font object" in answer.text
+    # asked about the figure itself, its caption is what answers
+    evidence = manual.evidence("what does figure 9-6 show?", manual.retrieve("what does figure 9-6 show?").answering_hits)
+    assert evidence[0].unit.text.startswith("Figure 9-6")
