@@ -98,7 +98,7 @@ def summary_answer(question: str, digest: Digest, doc_name: str, doc_title: str,
     its key sentence (cited), then the key terms."""
     cites = _Citations()
     pages = _pages(digest.page_start, digest.page_end, zh)
-    n = len(digest.sections)
+    n = len([s for s in digest.sections if s.name])       # sections, not runs of pages
     if zh:
         head = f"**{digest.title}**" + (f"（{pages}）" if pages else "") + (f"共 {n} 节：" if n > 1 else "：")
     else:
@@ -110,8 +110,11 @@ def summary_answer(question: str, digest: Digest, doc_name: str, doc_title: str,
     for section in digest.sections:
         said = " ".join(f"{s.text} {cites.mark(hit_of(s.chunk, doc_name, doc_title), s.text)}"
                         for s in section.sentences)
-        where = _pages(section.page_start, section.page_start, zh)
-        label = f"**{section.name}**" + ((f"（{where}）" if zh else f" ({where})") if where else "")
+        if not section.name:      # a run of pages of a chapter without sections (rag.summary._by_pages)
+            label = f"**{_pages(section.page_start, section.page_end, zh)}**"
+        else:
+            where = _pages(section.page_start, section.page_start, zh)
+            label = f"**{section.name}**" + ((f"（{where}）" if zh else f" ({where})") if where else "")
         if section.subsections:
             names = ("、" if zh else ", ").join(section.subsections)
             said = (f"{said} " if said else "") + (f"（含：{names}）" if zh else f"(sections: {names})")

@@ -79,10 +79,19 @@ class Digest:
     terms: list[tuple[str, KeySentence]]      # key terms and the sentence that defines each
 
 
+# A chapter with no sections of its own over this many pages is read by its pages, a few at a time, in order: a
+# six-page tutorial summarized by its first page's sentences says only how it begins
+LEAF_PAGES_READ_BY_PAGE = 3
+LEAF_PAGE_GROUPS = 4
+
+
 def digest_node(node: OutlineNode, outline: Outline) -> Digest:
-    """The digest of one outline node: its sections in order (or its own key sentences when it has none)."""
+    """The digest of one outline node: its sections in order (or, when it has none, its pages in order)."""
     inside = chunks_under(node, outline)
     parts = _parts(node)
+    if parts == [node] and node.page_start is not None and node.page_end is not None and \
+            node.page_end - node.page_start + 1 >= LEAF_PAGES_READ_BY_PAGE:
+        return Digest(node.title, node.page_start, node.page_end, _by_pages(node, inside), _key_terms(inside))
     sections = []
     for part in parts:
         if skipped_section(part.title):
@@ -98,6 +107,20 @@ def digest_node(node: OutlineNode, outline: Outline) -> Digest:
     return Digest(node.title, node.page_start, node.page_end, [s for s in sections if s.sentences or s.subsections
                                                                 or s.path != node.path],
                   _key_terms(inside))
+
+
+def _by_pages(node: OutlineNode, inside: list[Chunk]) -> list[SectionDigest]:
+    """A section-less node's pages in LEAF_PAGE_GROUPS runs, each with its key sentences (named by its pages only:
+    SectionDigest.title "")."""
+    pages = sorted({s.page for s in _candidates(inside) if s.page is not None})
+    n = min(LEAF_PAGE_GROUPS, len(pages))
+    runs = [pages[len(pages) * k // n: len(pages) * (k + 1) // n] for k in range(n)]
+    out = []
+    for run in runs:
+        sentences = key_sentences(inside, node.title, sentences_per_section(n), pages=set(run))
+        if sentences:
+            out.append(SectionDigest("", node.path, run[0], run[-1], sentences))
+    return out
 
 
 def digest_chapters(title: str, outline: Outline) -> Digest:
@@ -163,7 +186,9 @@ def _candidates(chunks: list[Chunk]) -> list[KeySentence]:
                 continue
             seen.add(text)
             out.append(KeySentence(text, chunk, unit.start, unit.end))
-    return out
+    # a chunk that starts inside a sentence starts with that sentence's tail, which the chunk before holds whole
+    return [k for i, k in enumerate(out) if not (i and k.start == 0 and out[i - 1].text.endswith(k.text)
+                                                   and len(k.text) < len(out[i - 1].text))]
 
 
 def _readable(text: str) -> bool:
@@ -178,9 +203,10 @@ def _readable(text: str) -> bool:
     return 6 <= len(words) <= 70 and letters >= 0.6 * len(text.replace(" ", "")) and bool(re.match(r"^[\"“(]?[A-Z]", text))
 
 
-def key_sentences(chunks: list[Chunk], heading: str, limit: int) -> list[KeySentence]:
-    """The `limit` sentences that best say what these chunks (one section) are about, in document order."""
-    candidates = _candidates(chunks)
+def key_sentences(chunks: list[Chunk], heading: str, limit: int, pages: set[int] | None = None) -> list[KeySentence]:
+    """The `limit` sentences that best say what these chunks (one section) are about, in document order; only
+    sentences on `pages` when given (a chunk may run over several short pages)."""
+    candidates = [c for c in _candidates(chunks) if pages is None or c.page in pages]
     if not candidates:
         return []
     heading_terms = set(terms_of(heading_text(heading)))

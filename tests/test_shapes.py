@@ -487,3 +487,27 @@ def test_the_lead_to_translate_is_the_first_cited_paragraph_in_whole_sentences()
     assert n == 1 and len(lead) <= MAX_LEAD_CHARS and lead.endswith("here.")
     assert lead_to_translate("```\nprint(1)\n``` [1]") is None and lead_to_translate("no citation here") is None
     assert needs_translation("What is overfitting?", text) and not needs_translation("什么是过拟合？", text)
+
+
+def test_a_chapter_without_sections_is_summarized_page_run_by_page_run(tmp_path):
+    """A six-page tutorial chapter with no sections of its own: its summary reads its pages in order, a few at a
+    time, not only the sentences of its first page (a PDF's chapters come from its bookmarks)."""
+    from core.settings import Settings
+    from tests.test_convert import body, make_pdf, write
+    topics = ["running the program interactively", "setting the size of a picture", "labels and their alignment",
+              "cubic splines through given points", "the tension of a curve", "filling a ring with evenodd"]
+    pages = [body(["Chapter 1 Basics", "The basics chapter says what a picture is and how it is drawn."])]
+    for topic in topics:
+        pages.append(body([f"This page of the tutorial teaches {topic}.",
+                           f"A learner who reads it can use {topic} in a drawing of their own."]))
+    pages.append(body(["Chapter 3 Commands", "The commands chapter lists the four drawing commands."]))
+    outline = [("Chapter 1 Basics", 0, []), ("Chapter 2 Tutorial", 1, []), ("Chapter 3 Commands", 7, [])]
+    path = write(tmp_path, "tutorial.pdf", make_pdf(pages, outline=outline))
+    tool = RAGTool("learner", Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none"))
+    tool.add_document(path)
+    _, answer = ask(tool, "Summarize chapter 2")
+    assert answer.kind == "summarize" and not answer.refused
+    assert "sections" not in answer.text.split("\n")[0]          # page runs are not sections
+    said = [topic for topic in topics if topic in answer.text]
+    assert topics[0] in said and topics[-1] in said and len(said) >= 4, answer.text
+    assert answer.text.index(topics[0]) < answer.text.index(topics[-1])    # in the book's order
