@@ -170,14 +170,26 @@ def _unit_before(ev: Evidence) -> tuple[Unit | None, str]:
     return (before[-1], ev.hit.chunk.text[before[-1].end:ev.unit.start]) if before else (None, "")
 
 
+# "E.g.:", "For example:", "例如：": a cue that says only that code follows, not what it is
+BARE_CUE_MAX_CHARS = 14
+_HEADING_LINE = re.compile(r"^\s*#{1,6}\s")
+
+
 def introduction(ev: Evidence) -> Unit | None:
-    """The sentence right before a code unit, when there is one: it says what the code is."""
+    """The sentence right before a code unit, when there is one: it says what the code is. A bare cue ("E.g.:") comes
+    with the sentence before it in its paragraph ("Runs the whileBlock while cond evaluates to True. E.g.:")."""
     if ev.unit.kind != "code":
         return None
-    before, _ = _unit_before(ev)
-    if before and before.kind == "sentence" and len(before.text) <= 400 and not is_instruction(before.text):
-        return before
-    return None
+    units = _units_before(ev)
+    before = units[-1] if units else None
+    if not (before and before.kind == "sentence" and len(before.text) <= 400 and not is_instruction(before.text)):
+        return None
+    earlier = units[-2] if len(units) >= 2 else None
+    if len(before.text.strip()) <= BARE_CUE_MAX_CHARS and earlier is not None and earlier.kind == "sentence" and \
+            "\n\n" not in ev.hit.chunk.text[earlier.end:before.start] and not is_instruction(earlier.text) and \
+            not _HEADING_LINE.match(earlier.text):
+        return Unit(earlier.start, before.end, "sentence", f"{earlier.text} {before.text}")
+    return before
 
 
 # A list item ("- 大模型模块：…", "2. Open the file", "（3）…") is one of several: the list is the answer to "what are

@@ -142,6 +142,8 @@ def test_a_programs_numbered_output_is_evidence_not_a_table_of_contents(manual):
     assert not answer.refused
     assert "The value of i is 5" in answer.text and "The value of i is 1" in answer.text
     assert "DocWhile('i'," in answer.text
+    # "E.g.:" alone says only that code follows: the sentence before it says what the code does
+    assert "Runs the whileBlock while cond evaluates to True. E.g.:" in answer.text
 
 
 def test_a_glued_word_in_the_question_meets_the_words_apart_and_a_caption_does_not_lead(manual):
