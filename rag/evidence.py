@@ -25,8 +25,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from core.text import (CJK_CHAR, GLUED_WORD_MAX_ZIPF, KIND_WORDS, STOPWORDS, bm25_tokens, compound_parts, detect_language, period_parts,
-                       search_tokens, with_fiscal_years)
+from core.text import (CJK_CHAR, GLUED_WORD_MAX_ZIPF, KIND_WORDS, STOPWORDS, bm25_tokens, compound_parts,
+                       detect_language, period_parts, search_tokens, with_fiscal_years)
 from core.text import stem as snowball_stem
 from rag.injection import is_instruction
 from rag.outline import heading_text, split_at_headings
@@ -344,6 +344,9 @@ def terms_of(text: str) -> list[str]:
     return out
 
 
+_IDENTIFIER = re.compile(r"\b[A-Za-z]{7,}\b")      # long enough to be two words glued
+
+
 def unit_terms(text: str) -> set[str]:
     """A passage's terms (terms_of), with the words its glued identifiers are made of ("LEFTPADDING" also counts as
     "left" and "padding"; core.text.compound_parts): a manual's names meet a learner's words."""
@@ -351,9 +354,6 @@ def unit_terms(text: str) -> set[str]:
     for token in set(_IDENTIFIER.findall(text)):
         terms.update(stem(part) for part in compound_parts(token))
     return terms
-
-
-_IDENTIFIER = re.compile(r"\b[A-Za-z]{7,}\b")
 
 
 def glued_terms(question: str) -> dict[str, tuple[str, str]]:
@@ -454,6 +454,8 @@ def defines(unit_text: str, question_terms: set[str]) -> bool:
         if len(term) >= 2 and CJK_CHAR.match(term) and head.startswith(term):
             return bool(_ZH_DEFINES.match(head[len(term):]))
     return False
+
+
 def _names_any(text: str, terms: set[str]) -> bool:
     """Whether the text names one of the terms (an English one by its stem, a Chinese one by its characters)."""
     stems = {stem(t) for t in search_tokens(text)}

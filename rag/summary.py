@@ -112,12 +112,13 @@ def digest_node(node: OutlineNode, outline: Outline) -> Digest:
 def _by_pages(node: OutlineNode, inside: list[Chunk]) -> list[SectionDigest]:
     """A section-less node's pages in LEAF_PAGE_GROUPS runs, each with its key sentences (named by its pages only:
     SectionDigest.title "")."""
-    pages = sorted({s.page for s in _candidates(inside) if s.page is not None})
+    candidates = _candidates(inside)
+    pages = sorted({s.page for s in candidates if s.page is not None})
     n = min(LEAF_PAGE_GROUPS, len(pages))
     runs = [pages[len(pages) * k // n: len(pages) * (k + 1) // n] for k in range(n)]
     out = []
     for run in runs:
-        sentences = key_sentences(inside, node.title, sentences_per_section(n), pages=set(run))
+        sentences = _best_sentences([c for c in candidates if c.page in run], node.title, sentences_per_section(n))
         if sentences:
             out.append(SectionDigest("", node.path, run[0], run[-1], sentences))
     return out
@@ -203,10 +204,14 @@ def _readable(text: str) -> bool:
     return 6 <= len(words) <= 70 and letters >= 0.6 * len(text.replace(" ", "")) and bool(re.match(r"^[\"“(]?[A-Z]", text))
 
 
-def key_sentences(chunks: list[Chunk], heading: str, limit: int, pages: set[int] | None = None) -> list[KeySentence]:
-    """The `limit` sentences that best say what these chunks (one section) are about, in document order; only
-    sentences on `pages` when given (a chunk may run over several short pages)."""
-    candidates = [c for c in _candidates(chunks) if pages is None or c.page in pages]
+def key_sentences(chunks: list[Chunk], heading: str, limit: int) -> list[KeySentence]:
+    """The `limit` sentences that best say what these chunks (one section) are about, in document order."""
+    return _best_sentences(_candidates(chunks), heading, limit)
+
+
+def _best_sentences(candidates: list[KeySentence], heading: str, limit: int) -> list[KeySentence]:
+    """The `limit` best of these sentences (in document order) at saying what their section, under `heading`, is
+    about."""
     if not candidates:
         return []
     heading_terms = set(terms_of(heading_text(heading)))

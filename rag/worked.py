@@ -164,15 +164,8 @@ def _units_before(ev: Evidence) -> list[Unit]:
     return [u for u in split_units(ev.hit.chunk.text, ev.hit.chunk.context_prefix) if u.end <= ev.unit.start]
 
 
-def _unit_before(ev: Evidence) -> tuple[Unit | None, str]:
-    """The unit right before `ev`'s in its chunk, and the text between the two."""
-    before = _units_before(ev)
-    return (before[-1], ev.hit.chunk.text[before[-1].end:ev.unit.start]) if before else (None, "")
-
-
 # "E.g.:", "For example:", "例如：": a cue that says only that code follows, not what it is
 BARE_CUE_MAX_CHARS = 14
-_HEADING_LINE = re.compile(r"^\s*#{1,6}\s")
 
 
 def introduction(ev: Evidence) -> Unit | None:
@@ -186,8 +179,7 @@ def introduction(ev: Evidence) -> Unit | None:
         return None
     earlier = units[-2] if len(units) >= 2 else None
     if len(before.text.strip()) <= BARE_CUE_MAX_CHARS and earlier is not None and earlier.kind == "sentence" and \
-            "\n\n" not in ev.hit.chunk.text[earlier.end:before.start] and not is_instruction(earlier.text) and \
-            not _HEADING_LINE.match(earlier.text):
+            "\n\n" not in ev.hit.chunk.text[earlier.end:before.start] and not is_instruction(earlier.text):
         return Unit(earlier.start, before.end, "sentence", f"{earlier.text} {before.text}")
     return before
 

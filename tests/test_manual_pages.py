@@ -7,6 +7,7 @@ import pytest
 
 from core.text import compound_parts
 from rag.tool import RAGTool
+from tests.libraries import text_library
 
 MANUAL = """# Report Writer User Guide
 
@@ -105,11 +106,8 @@ ZapfDingbats. They need not be embedded in the document, because every reader ha
 
 @pytest.fixture(scope="module")
 def manual(tmp_path_factory):
-    from core.settings import Settings
-    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("manual") / "data", llm_backend="none")
-    tool = RAGTool("learner", settings)
-    tool.add_text(MANUAL, title="Report Writer User Guide", name="report-writer.md")
-    return tool
+    return text_library(tmp_path_factory.mktemp("manual") / "data",
+                        (MANUAL, "Report Writer User Guide", "report-writer.md"))
 
 
 def answer_to(tool: RAGTool, question: str):

@@ -11,6 +11,7 @@ from rag.compare import comparison_sides
 from rag.answer import BOOK_HEADING
 from rag.tool import RAGTool
 from rag.types import Answer, SourcesEvent
+from tests.libraries import text_library
 
 BOOK = """# Learning Python
 
@@ -90,12 +91,8 @@ BOOK_ZH = """# 机器学习笔记
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
-    from core.settings import Settings
-    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("shapes") / "data", llm_backend="none")
-    tool = RAGTool("learner", settings)
-    tool.add_text(BOOK, title="Learning Python", name="learning-python.md")
-    tool.add_text(BOOK_ZH, title="机器学习笔记", name="ml-notes.md")
-    return tool
+    return text_library(tmp_path_factory.mktemp("shapes") / "data", (BOOK, "Learning Python", "learning-python.md"),
+                        (BOOK_ZH, "机器学习笔记", "ml-notes.md"))
 
 
 def ask(tool: RAGTool, question: str) -> tuple[list, Answer]:

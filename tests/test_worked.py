@@ -110,12 +110,8 @@ def test_a_chunk_is_continued_to_the_end_of_its_section_with_its_pages():
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
-    from core.settings import Settings
-    from rag.tool import RAGTool
-    settings = Settings(_env_file=None, data_dir=tmp_path_factory.mktemp("worked") / "data", llm_backend="none")
-    tool = RAGTool("learner", settings)
-    tool.add_text(BOOK, title="Practical Python", name="practical-python.md")
-    return tool
+    from tests.libraries import text_library
+    return text_library(tmp_path_factory.mktemp("worked") / "data", (BOOK, "Practical Python", "practical-python.md"))
 
 
 def test_an_example_is_shown_whole_past_the_chunk_that_matched(library):
