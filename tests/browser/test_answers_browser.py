@@ -205,3 +205,35 @@ def test_a_table_of_short_lines_is_shown_row_by_row(learner, tmp_path, artefacts
     assert "- 普通文件" in last.inner_text() and last.query_selector_all("li") == []   # a row, not a list item
     assert pages_of(source_labels(page)) == set() and "ls-table-notes.md" in source_labels(page)[0]
     page.screenshot(path=str(artefacts / "14b-table-rows.png"), full_page=True)
+
+
+PACKAGE_TOOLS = """# Package tools
+
+## apt
+
+apt is the high-level command line tool for installing and removing packages, meant for people at a terminal.
+
+## apt-get
+
+apt-get is the older low-level command line tool whose output stays stable, so scripts should call it.
+
+## aptitude
+
+aptitude is a package manager with a full-screen text interface that can also resolve conflicts interactively.
+"""
+
+
+def test_a_comparison_of_three_tools_shows_each_side_labelled(learner, tmp_path, artefacts):
+    page = learner
+    notes = tmp_path / "package-tools.md"
+    notes.write_text(PACKAGE_TOOLS, encoding="utf-8")
+    open_tab(page, "Documents")
+    upload(page, notes)
+    open_tab(page, "Q&A")
+    page.click("#clear-chat")
+    page.wait_for_function("() => document.querySelectorAll('#chat [data-testid=\"bot\"]').length === 0")
+    answer = ask(page, "what's the difference between apt, apt-get and aptitude?")
+    for side, says in (("apt", "meant for people at a terminal"), ("apt-get", "scripts should call it"),
+                       ("aptitude", "full-screen text interface")):
+        assert f"{side}:" in answer and says in answer, answer
+    page.screenshot(path=str(artefacts / "14c-three-way-comparison.png"), full_page=True)
