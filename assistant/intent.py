@@ -48,6 +48,7 @@ MEMORY_EXAMPLES = [
     "What did I mark as important in the last chapter I read?", "How many documents have I studied?",
     "我刚刚看的是哪个文件？", "我一共记了几条笔记？", "我问了多少个问题了？", "我的笔记里有关于发动机的内容吗？",
     "我读到第几章了？", "帮我回顾一下我最近学的东西。",
+    "我读第二章的时候记了哪些笔记？", "What did I note while I was reading chapter 2?",
 ]
 
 DOCUMENT_EXAMPLES = [
@@ -99,6 +100,9 @@ DOCUMENT_EXAMPLES = [
     "How do I get the system to show its startup messages?", "How do I make my laptop sleep when I close the lid?",
     "how do i get my script to print the whole error?", "我想让电脑开机时自动挂载我的硬盘，怎么设置？",
     "我想让自己的账号不用输密码就能登录，要怎么配？",
+    # the speaker as the one who acts, in a clause of time or condition: what the system does then
+    "Which settings does the editor load when I start it?", "What happens if I close the window without saving?",
+    "我启动程序的时候它会先读哪些配置？", "如果我不保存就关掉窗口会怎样？",
 ]
 
 _FIRST_PERSON = re.compile(r"\b(i|me|my|mine|myself|i've|i'm|i'd|we|our|us)\b|我|咱", re.IGNORECASE)
@@ -143,6 +147,15 @@ _BOOK_REFERENCE = re.compile(
     r"\bsection\s+\d|\baccording to\b|"
     r"书里|书中|书上|课本|教材|教科书|本书|这本书|文中|原文|作者|手册|指南|教程|第[一二三四五六七八九十百\d]+[章节]|"
     r"这一?[章节]|这一?段(?!时间|日子)|本章|本节",
+    re.IGNORECASE)
+
+# - The speaker appears only as the one who does something in a clause of time or condition ("which files does
+#   bash read when I log in?", "what happens if I press Ctrl-C", 我登录的时候…, 如果我…): the question asks what a
+#   system does then, not what the speaker did. Alone (without a report of their own past or a past time) it
+#   counts as a question about the documents, as naming the book does.
+_SPEAKER_AS_ACTOR = re.compile(
+    r"\b(?:when|whenever|if|once|after|before|while|until|each time|every time)\s+(?:i|we)\s+(?!did\b|have\b|had\b)|"
+    r"(?:当|如果|要是|假如|假设|一旦|每次|每当)我|我[^，。？！,.?!]{1,12}的时候(?!问|学|看|记|读)",
     re.IGNORECASE)
 
 # The vote margin (memory minus documents: mean cosine of the 3 nearest examples of each class) a
@@ -222,7 +235,9 @@ class IntentRouter:
     @staticmethod
     def threshold(question: str, past_time: bool) -> float:
         """The margin a first-person question needs to go to memory, by its structural cues."""
-        own_past, book = bool(_OWN_PAST.search(question)), bool(_BOOK_REFERENCE.search(question))
+        own_past = bool(_OWN_PAST.search(question))
+        # the speaker acting in a clause of time or condition, but not at a past time ("我昨天登录的时候")
+        book = bool(_BOOK_REFERENCE.search(question)) or (bool(_SPEAKER_AS_ACTOR.search(question)) and not past_time)
         if own_past and not book:
             return MARGIN_OWN_PAST
         if book and not own_past:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -299,6 +300,24 @@ def is_markup(text: str) -> bool:
     nothing a person can read."""
     stripped = _MARKUP.sub("", text)
     return len(stripped.strip()) < 0.4 * len(text.strip())
+
+
+_WORD_OR_HANZI = re.compile(r"[^\W\d_]{2,}|[\u4e00-\u9fff]")
+WORDLESS_WORD_SHARE = 0.4
+
+
+def is_wordless(unit: Unit) -> bool:
+    """A prose or table unit that is not words: a font's code chart ("00 01 02 … 1F", "✁ ✂ ✃ …", "€ ϒ ′ ≤ … Figure
+    3-5: Symbol and its one and only encoding"), under WORDLESS_WORD_SHARE of its letters and symbols in words
+    of two letters or more (or Chinese characters). Nothing in it reads as an answer, yet the embedder puts such
+    strings near any question ("表格里想合并几个单元格" met a hex row at 0.80). Code keeps its place: "x = 5" is an
+    example; so does a row of numbers alone."""
+    if unit.kind == "code":
+        return False
+    # letters and symbols count, not punctuation or currency signs: "Revenue $ 1,234 $ 5,678" is a table row
+    letters_and_symbols = sum(1 for ch in unit.text if unicodedata.category(ch)[0] in "LSC" and
+                              unicodedata.category(ch) not in ("Sc", "Cc") and not ch.isspace())
+    return sum(map(len, _WORD_OR_HANZI.findall(unit.text))) < WORDLESS_WORD_SHARE * letters_and_symbols
 
 
 def is_front_matter(hit: SearchHit) -> bool:
@@ -630,7 +649,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
         for unit in split_units(hit.chunk.text, hit.chunk.context_prefix):
             toc_entry = unit.kind == "sentence" and len(unit.text) < 80 and _TOC_LINE.search(unit.text)
             if len(unit.text) >= 12 and not toc_entry and not names_only_its_document(unit.text, name_letters) \
-                    and not is_markup(unit.text) and not is_instruction(unit.text):
+                    and not is_markup(unit.text) and not is_instruction(unit.text) and not is_wordless(unit):
                 candidates.append((n, hit, unit))
     if not candidates:
         return []

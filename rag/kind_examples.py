@@ -167,5 +167,9 @@ KIND_EXAMPLES: dict[str, list[str]] = {
         # an example request)
         "密码忘了咋办？", "程序一运行就报错，该怎么办？", "帮我看看书里说怎么配置代理", "我想换个下载源，要怎么弄？",
         "硬盘空间满了咋整？", "书里说的那个环境要怎么装？",
+        # a wish then "要怎么写": the wish names the task, the tail asks how ("…像 HTML 的 colspan 那样，要怎么写？")
+        "想把两张图并排放在一起，要怎么写？", "我想让坐标轴从零开始画，该怎么写？", "想给每一段加首行缩进，要怎么设置？",
+        "我想把结果存成一个文件，像 Excel 那样，要怎么写？", "循环里想跳过某一次，代码该怎么写？",
+        "I want two figures side by side, how do I write that?", "i want the axis to start at zero, how do i do it",
     ],
 }

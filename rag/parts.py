@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from core.text import search_tokens
+from core.text import STOPWORDS, search_tokens
 
 _ASK_EN = r"(?:what|which|how|who|whom|when|where|why|is|are|does|do|did|can|should)\b"
 _ASK_ZH = r"什么|哪|多少|几|如何|怎么|怎样|为什么|为何|谁|何时|是否"
@@ -51,6 +51,15 @@ PART_BREAKS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
     rf"[，,；;]\s*(?:以及|还有|并且|而且|另外|同时|那么)?(?=[^，,。；;]*?(?:{_ASK_ZH}))",
 )]
 MIN_PART_TERMS = 2          # a later part must name this many content words to be searched on its own
+# Words that ask how without naming what: "表格里想合并几个单元格，…，要怎么写？" is one ask, and its last clause,
+# searched alone, found any code at all.
+_ASKING_WORDS = frozenset("要 想 该 应该 应当 得 能 能够 可以 怎么 怎样 如何 怎么样 什么 哪 哪些 多少 几 呢 吗 啊 吧 "
+                          "写 做 弄 办 搞 用 实现 处理 操作 设置".split())
+
+
+def content_terms(part: str) -> list[str]:
+    """The part's search tokens that name something: not stopwords, not the words of asking."""
+    return [t for t in search_tokens(part) if t not in STOPWORDS and t not in _ASKING_WORDS]
 MAX_PARTS = 3
 # A later part that points back at the first ("why it can be dangerous", "它为什么…", "哪一种最常用") is about the
 # first's subject.
@@ -65,7 +74,7 @@ def question_parts(question: str) -> list[str]:
         parts = [piece.strip(" ,，;；") for part in parts for piece in pattern.split(part)]
     parts = joined_subject_clauses([p for p in parts if p])
     if len(parts) < 2 or len(parts) > MAX_PARTS or not search_tokens(parts[0]) or \
-            any(len(search_tokens(p)) < MIN_PART_TERMS for p in parts[1:]):
+            any(len(content_terms(p)) < MIN_PART_TERMS for p in parts[1:]):
         return [question]
     return parts
 

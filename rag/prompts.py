@@ -87,15 +87,15 @@ MEMORY_CONTEXT = (
 # translating (learner_cross, 0.5B: 18 of 18 came back as questions in the other language, 11 before).
 TRANSLATE_SYSTEM = ("Translate the user's question into {language}. Do not answer it. Keep names, code and "
                     "abbreviations (SVM, LLM, DPO) as written. Output only the translation.")
+# The examples name no book: a small model copied "in Think Python" into questions about other books. A request
+# ("…，要怎么写？", "I want to …") is translated as a request, not answered.
 TRANSLATE_EXAMPLES = {
     "zh": [("What is a decision tree, and how does it choose a split?", "什么是决策树？它如何选择划分属性？"),
            ("Why does the book say gradient descent needs a small learning rate?", "为什么书中说梯度下降需要较小的学习率？"),
-           ("How do I define a function with a default argument in Think Python?",
-            "在 Think Python 中如何定义带默认参数的函数？")],
+           ("I want to put labels on the axes of a chart, how do I write that?", "我想给图表的坐标轴加上标签，要怎么写？")],
     "en": [("什么是决策树？它如何选择划分属性？", "What is a decision tree, and how does it choose a split?"),
            ("为什么书中说梯度下降需要较小的学习率？", "Why does the book say gradient descent needs a small learning rate?"),
-           ("在 Think Python 里怎么定义带默认参数的函数？",
-            "How do I define a function with a default argument in Think Python?")],
+           ("我想给图表的坐标轴加上标签，要怎么写？", "I want to put labels on the axes of a chart, how do I write that?")],
 }
 
 

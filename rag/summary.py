@@ -18,7 +18,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from core.text import CJK_CHAR, detect_language
+from core.text import CJK_CHAR, STOPWORDS, detect_language, search_tokens, stem
 from rag.evidence import FRONT_MATTER, defines, is_exercise, split_units, terms_of
 from rag.outline import Outline, OutlineNode, chunks_under, heading_text
 from rag.terms import GLOSSARY, key_terms, one_per_term, tidy
@@ -62,6 +62,7 @@ class SectionDigest:
     page_end: int | None
     sentences: list[KeySentence] = field(default_factory=list)
     subsections: list[str] = field(default_factory=list)    # its own sections' names: the topics it goes through
+    topics: list[str] = field(default_factory=list)         # words it uses far more than its sibling sections
 
     @property
     def name(self) -> str:
@@ -92,21 +93,33 @@ def digest_node(node: OutlineNode, outline: Outline) -> Digest:
     if parts == [node] and node.page_start is not None and node.page_end is not None and \
             node.page_end - node.page_start + 1 >= LEAF_PAGES_READ_BY_PAGE:
         return Digest(node.title, node.page_start, node.page_end, _by_pages(node, inside), _key_terms(inside))
-    sections = []
+    sections, kept = [], []
     for part in parts:
         if skipped_section(part.title):
             continue
-        mine = [c for c in inside if tuple(c.heading_path[:part.level]) == part.path]
+        kept.append(part)
+        mine = _chunks_of(part, node, inside)
         limit = SENTENCES_PER_LEAF if part is node else sentences_per_section(len(parts))
         subsections = [heading_text(c.title) for c in part.children if not skipped_section(c.title)] \
             if part is not node else []
         sections.append(SectionDigest(part.title, part.path, part.page_start, part.page_end,
                                       key_sentences(mine, part.title, limit), subsections[:MAX_SUBSECTIONS]))
+    for section, topics in zip(sections, section_topics([_chunks_of(part, node, inside) for part in kept])):
+        if not section.subsections:
+            section.topics = [t for t in topics if not _said(t, section)]
     # a section with no whole sentence to quote (a derivation, all formulas) is still listed by its name and
     # subsections: the chapter's structure is what a summary shows first
     return Digest(node.title, node.page_start, node.page_end, [s for s in sections if s.sentences or s.subsections
                                                                 or s.path != node.path],
                   _key_terms(inside))
+
+
+def _chunks_of(part: OutlineNode, node: OutlineNode, inside: list[Chunk]) -> list[Chunk]:
+    """The chunks of one of `node`'s parts (rag.summary._parts): under its heading, or for the introduction
+    before the node's first section, those directly under the node's own heading."""
+    if part is not node and part.path == node.path:
+        return [c for c in inside if tuple(c.heading_path) == part.path]
+    return [c for c in inside if tuple(c.heading_path[:part.level]) == part.path]
 
 
 def _by_pages(node: OutlineNode, inside: list[Chunk]) -> list[SectionDigest]:
@@ -122,6 +135,78 @@ def _by_pages(node: OutlineNode, inside: list[Chunk]) -> list[SectionDigest]:
         if sentences:
             out.append(SectionDigest("", node.path, run[0], run[-1], sentences))
     return out
+
+
+# A section's topics: the words it uses at least TOPIC_MIN_COUNT times and its sibling sections seldom. One
+# sentence a section missed what it goes on to teach (the fill section's 渐变, the draw section's 箭头).
+MAX_TOPICS = 4
+TOPIC_MIN_COUNT = 3
+TOPIC_MAX_ZIPF = 5.0        # wordfreq: "支持", "空间", "following" are everyone's words; "渐变", "canvas" a topic's
+_TOPIC_WORD = re.compile(r"[A-Za-z][A-Za-z_]{3,}|[\u4e00-\u9fff]{2,}")
+
+
+def section_topics(groups: list[list[Chunk]]) -> list[list[str]]:
+    """For each group of chunks (one section each), the words that set it apart from the others, best first, as
+    the book writes them: term frequency in the section times the inverse of the sections holding the word. Only
+    words of the book's language: a Chinese manual's English words are its code's names ("filltype"). Empty
+    lists when there are fewer than two sections."""
+    if len(groups) < 2:
+        return [[] for _ in groups]
+    from wordfreq import zipf_frequency
+    texts = [_prose_of(chunks) for chunks in groups]
+    zh = detect_language(" ".join(t for units in texts for t in units[:20])) == "zh"
+    counts: list[Counter] = []
+    spelled: dict[str, Counter] = {}
+    for units in texts:
+        count: Counter = Counter()
+        for text in units:
+            for word in _topic_words(text, zh):
+                key = word if zh else stem(word.lower())       # "arrowheads" and "arrowhead" are one topic
+                count[key] += 1
+                spelled.setdefault(key, Counter())[word] += 1
+        counts.append(count)
+    holding = Counter(key for count in counts for key in count)
+    out = []
+    for count in counts:
+        scored = [(n * math.log((1 + len(groups)) / (1 + holding[key])), key) for key, n in count.items()
+                  if n >= TOPIC_MIN_COUNT and holding[key] < len(groups) and
+                  zipf_frequency(spelled[key].most_common(1)[0][0], "zh" if zh else "en") <= TOPIC_MAX_ZIPF]
+        best = [key for score, key in sorted(scored, key=lambda t: (-t[0], t[1])) if score > 0][:MAX_TOPICS]
+        out.append([spelled[key].most_common(1)[0][0] for key in best])
+    return out
+
+
+def _prose_of(chunks: list[Chunk]) -> list[str]:
+    """The prose and table units of these chunks, each once (neighbouring chunks overlap)."""
+    seen: dict[str, None] = {}
+    for chunk in chunks:
+        for unit in split_units(chunk.text, chunk.context_prefix):
+            if unit.kind != "code":
+                seen.setdefault(unit.text, None)
+    return list(seen)
+
+
+_CODE_LITERALS = frozenset("None True False NULL null true false".split())
+
+
+def _topic_words(text: str, zh: bool) -> list[str]:
+    """The words of a sentence a topic can be: in a Chinese book its Chinese words of two characters or more
+    (jieba), in an English one its words of four letters or more; never stopwords."""
+    out = []
+    for match in _TOPIC_WORD.finditer(text):
+        word = match.group()
+        if bool(CJK_CHAR.match(word)) != zh:
+            continue
+        if zh:
+            out.extend(w for w in search_tokens(word) if len(w) >= 2 and CJK_CHAR.match(w) and w not in STOPWORDS)
+        elif word.lower() not in STOPWORDS and word not in _CODE_LITERALS:
+            out.append(word)
+    return out
+
+
+def _said(topic: str, section: SectionDigest) -> bool:
+    """Whether the section's heading or shown sentences already name the topic."""
+    return topic.lower() in " ".join([section.title, *(s.text for s in section.sentences)]).lower()
 
 
 def digest_chapters(title: str, outline: Outline) -> Digest:

@@ -438,6 +438,13 @@ class RAGTool:
             self._judge.append(get_judge(self.settings, self.llm) if self.llm is not None else None)
         return self._judge[0]
 
+    @property
+    def translator(self):
+        """The LLM that puts a question into its books' language: the judge when there is one (the packaged 1.5B
+        model kept "表格里想合并几个单元格，…，要怎么写？" a question, "How can you merge cells…?", where the 0.5B answered
+        it or wrote "in Think Python" into it), else the answering model."""
+        return self.judge or self.llm
+
     # -- retrieval and answers --------------------------------------------------------------------
     def retrieve(self, query: str, **options) -> RetrievalResult:
         if not query or not query.strip():
@@ -586,7 +593,10 @@ class RAGTool:
         # matches, not to Think Python's chapter on it), and the translation costs the model a prompt
         # a question that quotes the other language's words ("…为什么要求 operational readiness flight？") is about a
         # document in that language, named or not
-        named = bool(plan.scope or plan.documents) or self._quotes_other_books(question, plan)
+        # and a library with no book in the question's language is always searched in the books' one: the
+        # question's own words meet nothing there, and a wordless unit the embedder finds close would pass
+        named = bool(plan.scope or plan.documents) or self._quotes_other_books(question, plan) or \
+            self._all_in_other_language(plan)
         terms = self.question_terms(_without_scope_phrase(question, plan))
         unknown = [w for w in self.unknown_words(question, terms) if own_words is None or w in own_words]
         # a translation is a model call: while the model answers others, the passages found as asked are shown
@@ -618,7 +628,9 @@ class RAGTool:
         if translation and hits:     # units in the other language, judged by their words
             evidence = _best_of(evidence, self.evidence(translation, hits, kind=plan.kind))
         sides = self._sides(plan, evidence, pieces_within, options, translation) if plan.sides else None
-        parts = question_parts(question) if sides is None and plan.kind in PART_KINDS else [question]
+        # a part is searched in the question's words alone: across languages the translation stands for them all
+        parts = question_parts(question) if sides is None and plan.kind in PART_KINDS and not translation \
+            else [question]
         strength = evidence_strength(evidence, unknown, looked_up_across=any(w in unresolved for w in unknown))
         if len(parts) > 1 and evidence:
             # each ask judged on its own: "the default padding in a table cell? and where does the text sit" is
@@ -693,7 +705,7 @@ class RAGTool:
             translated = _translations[key]
         else:
             try:
-                text = self.llm.complete(prompts.translation_messages(question, other[0]), max_tokens=80,
+                text = self.translator.complete(prompts.translation_messages(question, other[0]), max_tokens=80,
                                          temperature=0.0).strip().strip('"“”').splitlines()[0].strip()
             except (LLMError, IndexError):
                 log.warning("translating the question failed; searching it as asked", exc_info=True)
@@ -724,6 +736,11 @@ class RAGTool:
         """"Your answer is queued …" while the model answers others, else ""."""
         waiting = self._model_waiting()
         return Notice(prompts.QUEUED.format(n=waiting), key="notice_queued", n=waiting) if waiting else ""
+
+    def _all_in_other_language(self, plan: QuestionPlan) -> bool:
+        """Whether the person's documents are all in a language other than the question's."""
+        docs = self.store.list_documents(self.user_id)
+        return bool(docs) and all(self.document_outline(d.doc_id).language != plan.language for d in docs)
 
     def _quotes_other_books(self, question: str, plan: QuestionPlan) -> bool:
         """Whether the question quotes words of the other language that only its books hold ("…为什么要求

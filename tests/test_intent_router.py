@@ -73,6 +73,9 @@ EN_DOCUMENTS = [
     "I'm reading chapter 4 and I don't understand the part about p-hacking.",
     "Help me figure out how to handle exceptions in Python.",
     "I want to make my own flashcard app, which pieces does it need?",
+    # the speaker as the one who acts in a clause of time or condition: what a system does then
+    "which config files does the shell load when i open a new terminal?",
+    "What happens to the running jobs if I close the terminal?",
 ]
 
 ZH_DOCUMENTS = [
@@ -135,6 +138,8 @@ ZH_DOCUMENTS = [
     "帮我看看书里怎么定义混淆矩阵。",
     "我想弄明白细胞膜的结构。",
     "我想自己写一个爬虫，需要用到哪些模块？",
+    "我打开一个新终端的时候，shell 会先读哪些配置文件？",
+    "如果我直接关掉终端，后台的任务会怎样？",
 ]
 
 EN_MEMORY = [

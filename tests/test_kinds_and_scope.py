@@ -212,6 +212,8 @@ def test_a_question_asking_two_things_is_cut_into_its_asks(question, parts):
     # the first clause only names the subject of the ask after it
     "这份 FAA 的 737 MAX 适航指令草案，为什么要求每架飞机投入运营前做一次 operational readiness flight？",
     "关于支持向量机，核函数有什么作用？",
+    # a last clause that asks how without naming what: the wish before it is the ask
+    "表格里想合并几个单元格，像网页表格那样，要怎么写？", "想让图片居中显示，该怎么弄？",
 ])
 def test_a_question_asking_one_thing_stays_whole(question):
     from rag.parts import question_parts

@@ -160,3 +160,33 @@ def test_a_glued_word_in_the_question_meets_the_words_apart_and_a_caption_does_n
     # asked about the figure itself, its caption is what answers
     evidence = manual.evidence("what does figure 9-6 show?", manual.retrieve("what does figure 9-6 show?").answering_hits)
     assert evidence[0].unit.text.startswith("Figure 9-6")
+
+
+@pytest.mark.parametrize("text, wordless", [
+    ("00 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F 10 11 12 13 14 15 16 17 18 19 1A 1B 1C 1D 1E 1F", True),
+    ("✁ ✂ ✃ ✄ ☎ ✆ ✇ ✈ ✉ ☛ ☞ ✌ ✍ ✎ ✏ ✐ ✑ ✒ ✓ ✔", True),
+    ("€ ϒ ′ ≤ ⁄ ∞ ƒ ♣ ♦ ♥ ♠ ↔ ← ↑ → ↓ ° ± ″ ≥ × ∝ ∂ • ÷ ≠ ≡ ≈ … ↵ ℵ ℑ ℜ ℘ ⊗ ⊕ ∅ ∩ ∪ ⊃ ⊇ ⊄ ⊂ ⊆ ∈ ∉ ∠ ∇ ∏ √ ⋅ ¬ ∧ "
+     "∨ ⇔ ⇐ ⇑ ⇒ ⇓ ◊ 〈 ∑ ■ 〉 ∫ ⌠ ⌡ ■ Figure 3-5: Symbol and its one and only encoding", True),
+    ("00\n20\n40\n60\n80\nA0\nC0\nE0", True),
+    ("Revenue $ 1,234 $ 5,678 $ 9,999", False),             # a table row: a label and its numbers
+    ("10 20 30 40 50", False),
+    ("令 f(x) = wx + b 为线性模型。", False),
+    ("The value of i is 5.", False),
+])
+def test_a_code_chart_is_not_words(text, wordless):
+    """A font's code chart or a column of tick labels reads as no answer, though the embedder finds it close to
+    any question ("表格里想合并几个单元格" met a hex row at 0.80); a table row of numbers or a formula in a sentence
+    is kept."""
+    from rag.evidence import Unit, is_wordless
+    assert is_wordless(Unit(0, len(text), "sentence", text)) is wordless
+    assert not is_wordless(Unit(0, 5, "code", "x = 5"))
+
+
+def test_a_code_chart_never_answers(tmp_path):
+    chart = "\n\n".join(["### 3.4 Code charts", "The charts below show every character of the two encodings.",
+                          "00 01 02 03 04 05 06 07 08 09 0A 0B 0C 0D 0E 0F 10 11 12 13 14 15 16 17 18 19 1A 1B 1C 1D",
+                          "✁ ✂ ✃ ✄ ☎ ✆ ✇ ✈ ✉ ☛ ☞ ✌ ✍ ✎ ✏ ✐ ✑ ✒ ✓ ✔ ✕ ✖ ✗ ✘ ✙ ✚ ✛ ✜ ✝ ✞ ✟ ✠"])
+    tool = text_library(tmp_path / "data", (MANUAL + "\n" + chart + "\n", "Report Writer User Guide", "manual.md"))
+    for question in ("表格里想合并几个单元格，要怎么写？", "how do i merge cells in a table?"):
+        answer = tool.ask(question)
+        assert "0A 0B" not in answer.text and "✁" not in answer.text, answer.text

@@ -508,3 +508,99 @@ def test_a_chapter_without_sections_is_summarized_page_run_by_page_run(tmp_path)
     said = [topic for topic in topics if topic in answer.text]
     assert topics[0] in said and topics[-1] in said and len(said) >= 4, answer.text
     assert answer.text.index(topics[0]) < answer.text.index(topics[-1])    # in the book's order
+
+
+
+_OTHER_SECTIONS = [("Clip", "The clip command cuts a picture to the inside of a path."),
+                   ("Erase", "The erase command clears a picture of everything drawn on it."),
+                   ("Layer", "The layer command starts a new layer above the ones before."),
+                   ("Shipout", "The shipout command writes a picture to its output file."),
+                   ("Size", "The size command sets the width and height of the final picture."),
+                   ("Unitsize", "The unitsize command sets how long one user unit is.")]
+_OTHER_SECTIONS_ZH = [("剪裁", "剪裁命令把图裁到一条路径的内部。"), ("擦除", "擦除命令清空图上画过的一切。"),
+                      ("图层", "图层命令在之前的图层之上开始一个新图层。"), ("输出", "输出命令把图写到输出文件。"),
+                      ("尺寸", "尺寸命令设定最终图的宽度和高度。"), ("单位", "单位命令设定一个用户单位有多长。")]
+
+DRAWING_BOOK = """# Drawing
+
+## Chapter 4 Drawing commands
+
+### 4.1 Draw
+
+The draw command strokes a path with a pen, and the path is its only required argument.
+Arrowheads are added with the arrow argument. An arrowhead can sit at the start, the middle or the end.
+The size of an arrowhead follows the pen's width. Two arrowheads are made with Arrows.
+
+### 4.2 Fill
+
+The fill command paints the inside of a cyclic path, so the path must be closed.
+A gradient shades the region from one pen to another. An axial gradient runs along a segment.
+A radial gradient runs between two circles. The gradient examples live in shade.asy.
+
+### 4.3 Label
+
+The label command puts text on a picture at a position. The text is typeset by TeX.
+""" + "".join(f"\n### 4.{n} {title}\n\n{text}\n" for n, (title, text) in enumerate(_OTHER_SECTIONS, start=4))
+
+DRAWING_BOOK_ZH = """# 绘图
+
+## 第四章 绘图命令
+
+### 4.1 描绘
+
+描绘命令用画笔沿路径画线，路径是描绘命令唯一必需的参数。
+箭头由参数 arrow 加上，箭头可以放在起点、中点或终点。
+箭头的大小随画笔的线宽而变化，两端都有箭头时用 Arrows。
+
+### 4.2 填充
+
+填充命令给闭合路径的内部上色，所以填充的路径必须闭合。
+渐变从一支画笔过渡到另一支画笔，轴向渐变沿一条线段进行。
+放射渐变在两个圆之间进行，渐变的例子在示例文件 shade.asy 中。
+
+### 4.3 标注
+
+标注命令在图上的某个位置放置文字，文字由 TeX 排版。
+""" + "".join(f"\n### 4.{n} {title}\n\n{text}\n" for n, (title, text) in enumerate(_OTHER_SECTIONS_ZH, start=4))
+
+
+@pytest.mark.parametrize("book, question, also", [
+    (DRAWING_BOOK, "Summarize chapter 4", ["(also: arrowhead", "(also: gradient"]),
+    (DRAWING_BOOK_ZH, "总结一下第四章", ["（还讲到：箭头", "（还讲到：渐变"]),
+])
+def test_a_summary_names_what_each_section_goes_on_to_teach(tmp_path, book, question, also):
+    """A chapter of nine sections is read one sentence a section, which says how the section begins; the words a
+    section uses again and again and its siblings do not (arrowheads in the draw section, gradients in the fill
+    one) are named beside it, in the book's words."""
+    from core.settings import Settings
+    tool = RAGTool("learner", Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none"))
+    tool.add_text(book, title="Drawing", name="drawing.md")
+    _, answer = ask(tool, question)
+    assert answer.kind == "summarize" and not answer.refused
+    lines = answer.text.splitlines()
+    draw, fill, label = (next(line for line in lines if name in line) for name in
+                         (("Draw**", "Fill**", "Label**") if "also" in also[0] else ("描绘**", "填充**", "标注**")))
+    assert also[0].lower() in draw.lower() and also[1].lower() in fill.lower(), answer.text
+    assert "also" not in label and "还讲到" not in label      # a section saying nothing again names nothing
+
+
+@pytest.mark.parametrize("question, translation", [
+    ("元组为什么可以当字典的键？", "Why can tuples be used as dictionary keys?"),
+    # a wish, then "要怎么写": one ask, searched whole in the book's language, not as two parts in Chinese
+    ("我想写一个会调用自己的函数，要怎么写？", "How do I write a function that calls itself?"),
+])
+def test_a_question_to_a_library_with_no_book_in_its_language_is_always_searched_translated(
+        llm_settings, fake_llm, question, translation):
+    """Every book is English and the question Chinese: its own words meet nothing there, whatever the embedder
+    finds close, so it is also asked in English before its evidence is judged."""
+    tool = RAGTool("learner", llm_settings)
+    # a Chinese line in the English book matches the question's own words well: without the rule, that
+    # line's strength would have spared the translation
+    glossary = "\n\n## Chapter 9 Words for learners\n\nLearners in China ask: 元组为什么可以当字典的键？我想写一个会调用自己的函数，要怎么写？\n"
+    tool.add_text(BOOK + glossary, title="Learning Python", name="learning-python.md")
+    fake_llm.translation = translation
+    fake_llm.answer = "Tuples are immutable, so they can be used as dictionary keys [1]."
+    fake_llm.judgement = 0.95
+    answer = tool.ask(question)
+    assert translation_asked(fake_llm)
+    assert not answer.refused and answer.citations, answer.text
