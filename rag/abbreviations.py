@@ -1,4 +1,13 @@
-"""Financial abbreviations a reader writes and a filing spells out.
+"""Short forms and everyday words a reader writes where a document writes something else.
+
+Computing's short forms and a learner's everyday words ("stdout", "args", "folder") beside the words a manual
+or textbook uses for them ("standard output", "arguments", "directory"): "send both stdout and stderr into one
+log file" met the Bash manual's "directs both standard output … and standard error" only by meaning, and "the
+current folder" made a question about its prompt look unanswerable ("your documents never mention 'folder'").
+These are searched beside the reader's word, never in its place, and a word whose other form the library holds
+is not unknown (rag.evidence.unknown_words).
+
+Financial abbreviations a reader writes and a filing spells out:
 
 "Did Pfizer grow its PPNE between FY20 and FY21?" — the balance sheet says "Property, plant and equipment,
 net", never "PPNE"; "FY2021 COGS" is "Cost of sales" in Nike's income statement. Neither BM25 nor a small
@@ -27,8 +36,35 @@ _SPELLED_OUT: list[tuple[re.Pattern, str]] = [(re.compile(pattern), text) for pa
 )]
 
 
+# (what a reader writes, what a document writes). Lower case; matched as whole words in any case.
+ALSO_WRITTEN: dict[str, str] = dict([
+    ("stdout", "standard output"), ("stderr", "standard error"), ("stdin", "standard input"),
+    ("folder", "directory"), ("folders", "directories"), ("subfolder", "subdirectory"),
+    ("cwd", "current working directory"), ("pwd", "current working directory"),
+    ("args", "arguments"), ("arg", "argument"), ("params", "parameters"), ("param", "parameter"),
+    ("config", "configuration"), ("configs", "configuration files"), ("env", "environment"),
+    ("repo", "repository"), ("repos", "repositories"), ("func", "function"), ("funcs", "functions"),
+    ("var", "variable"), ("vars", "variables"), ("exe", "executable"), ("dir", "directory"),
+    ("regex", "regular expression"), ("regexp", "regular expression"), ("regexes", "regular expressions"),
+    ("int", "integer"), ("bool", "boolean"), ("str", "string"), ("obj", "object"), ("attr", "attribute"),
+    ("attrs", "attributes"), ("init", "initialization"), ("auth", "authentication"), ("admin", "administrator"),
+    ("dict", "dictionary"), ("dicts", "dictionaries"), ("doc", "documentation"), ("docs", "documentation"),
+])
+_ALSO_WRITTEN = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ALSO_WRITTEN), key=len, reverse=True)) + r")\b",
+                           re.IGNORECASE)
+
+
+def other_forms(word: str) -> list[str]:
+    """The words a document may write for a reader's `word` (lower case), split into words; [] when none."""
+    other = ALSO_WRITTEN.get(word.lower())
+    return other.split() if other else []
+
+
 def spell_out(text: str) -> str:
-    """The text with each known financial abbreviation replaced by the words documents use for it."""
+    """The text with each known financial abbreviation replaced by the words documents use for it, and each
+    reader's short form or everyday word followed by the document's (ALSO_WRITTEN): "stdout (standard output)"."""
     for pattern, words in _SPELLED_OUT:
         text = pattern.sub(words, text)
-    return text
+    lowered = text.lower()
+    return _ALSO_WRITTEN.sub(lambda m: m.group() if ALSO_WRITTEN[m.group().lower()] in lowered
+                             else f"{m.group()} ({ALSO_WRITTEN[m.group().lower()]})", text)

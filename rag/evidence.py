@@ -29,6 +29,7 @@ import numpy as np
 from core.text import (CJK_CHAR, GLUED_WORD_MAX_ZIPF, KIND_WORDS, STOPWORDS, bm25_tokens, compound_parts,
                        detect_language, period_parts, search_tokens, with_fiscal_years)
 from core.text import stem as snowball_stem
+from rag.abbreviations import other_forms
 from rag.injection import is_instruction
 from rag.outline import heading_text, split_at_headings
 from rag.references import is_reference_list
@@ -771,12 +772,18 @@ def unknown_words(question: str, document_frequency: dict[str, int], n_chunks: i
     if n_chunks < UNKNOWN_WORDS_MIN_CHUNKS:
         return []
     out = []
-    for word in _WORD.findall(question):
+    words = _WORD.findall(question)
+    # the document's forms searched beside a reader's word ("folder (directory)") are ours, not the reader's
+    added = {other for word in words for other in other_forms(word)}
+    for word in words:
         token = word.lower()
+        if token in added:
+            continue
         if len(word) < 4 or any(c.isupper() for c in word[1:]) or token in _QUESTION_PHRASING or \
                 token in STOPWORDS:
             continue
-        if document_frequency.get(token) == 0 and token not in out:
+        if document_frequency.get(token) == 0 and token not in out and \
+                not any(document_frequency.get(other) for other in other_forms(token)):
             out.append(token)
     return out
 

@@ -121,6 +121,11 @@ KIND_EXAMPLES: dict[str, list[str]] = {
         "用一个例子说明一下梯度下降。", "书中的例子是什么？", "给一个具体的例子。", "举例说明层归一化。",
         "能举个具体的例子吗？", "给我看看书里的例子。", "书上用哪个例子讲这个方法？", "这个公式能举个例子算一遍吗？",
         "有没有 Transformer 的代码示例？", "给我举一个 SVM 核函数的例子。", "书里用什么例子说明 Bagging？",
+        # an example located by its chapter: the chapter says where, the ask is about the example
+        "the word count example at the end of chapter 4, what do its options do?",
+        "In chapter 2's shopping list example, what does the second loop print?",
+        "the sorting example near the end of chapter 6 - how does it work?",
+        "第四章最后那个统计单词的例子，里面的参数是干什么的？", "第二章购物清单那个例子，第二个循环输出什么？",
     ],
     "why": [
         "Why does the book use a tuple here?", "Why are strings immutable?", "Why was the emergency order issued?",
@@ -171,5 +176,9 @@ KIND_EXAMPLES: dict[str, list[str]] = {
         "想把两张图并排放在一起，要怎么写？", "我想让坐标轴从零开始画，该怎么写？", "想给每一段加首行缩进，要怎么设置？",
         "我想把结果存成一个文件，像 Excel 那样，要怎么写？", "循环里想跳过某一次，代码该怎么写？",
         "I want two figures side by side, how do I write that?", "i want the axis to start at zero, how do i do it",
+        # "both X and Y" names what a task handles together, not two things to compare
+        "I want to print both the name and the age on one line, how do I do that?",
+        "i want to save both the plot and the table into one pdf, i tried save() twice and only got the table??",
+        "我想把图和表都放进同一页，试了好几次都不行，要怎么做？",
     ],
 }

@@ -1,4 +1,4 @@
-"""Financial abbreviations are searched as the words documents use (rag.abbreviations)."""
+"""Financial abbreviations, and a reader's short forms, are searched as the words documents use (rag.abbreviations)."""
 from __future__ import annotations
 
 import pytest
@@ -57,3 +57,27 @@ def test_a_question_in_abbreviations_finds_and_quotes_the_line_that_spells_them_
     assert not answer.refused, answer.text
     assert answer.citations[0].doc_id == balance.doc_id
     assert "14,882" in answer.text
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("send both stdout and stderr into one log", "send both stdout (standard output) and stderr (standard error) into"),
+    ("which Folder does it use?", "which Folder (directory) does it use?"),
+    ("can [[ do regex?", "can [[ do regex (regular expression)?"),
+    ("the folder is a directory", "the folder is a directory"),     # the document's word is there already
+    ("what does __init__ do?", "what does __init__ do?"),             # inside a name, not a word of its own
+])
+def test_a_readers_short_form_is_searched_beside_the_documents_word(question, expected):
+    assert spell_out(question) == expected or spell_out(question).startswith(expected)
+
+
+def test_a_word_whose_other_form_the_library_holds_is_not_unknown(tmp_path):
+    """"the current folder" over a manual that says "directory" everywhere and "folder" nowhere: the question is
+    searched with both, and "folder" is not a word "your documents never mention"."""
+    from rag.evidence import unknown_words
+    from core.settings import Settings
+    tool = RAGTool("learner", Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none"))
+    focus, df, _ = tool.question_terms("how do i show the current folder in my prompt?")
+    assert "(directory)" in focus
+    held = {word: 5 for word in df}
+    assert unknown_words(focus, {**held, "folder": 0, "directory": 12}, 500) == []
+    assert unknown_words(focus, {**held, "folder": 0, "directory": 0}, 500) == ["folder"]
