@@ -31,6 +31,7 @@ from core.text import (CJK_CHAR, GLUED_WORD_MAX_ZIPF, KIND_WORDS, STOPWORDS, bm2
 from core.text import stem as snowball_stem
 from rag.abbreviations import other_forms
 from rag.injection import is_instruction
+from rag.syntax import holds_syntax, syntax_patterns
 from rag.outline import heading_text, split_at_headings
 from rag.references import is_reference_list
 from rag import rows as text_rows
@@ -497,6 +498,15 @@ _ASKED_WHEN = re.compile(r"\b(by|before|until|after|since|from) (?:what|which) (
                          re.IGNORECASE)
 
 
+# A question about a default ("how many commands does history remember by default", "画笔默认线宽是多少") is answered
+# by the sentence that states it, as manuals write it: "(default 500)", "the default is A4", "defaults to", 默认为.
+_ASKS_DEFAULT = re.compile(r"\bby default\b|\bdefault(?:s)?\b|默认|缺省", re.IGNORECASE)
+_STATES_DEFAULT = re.compile(r"\(default[^)]{0,40}\)|\bthe default (?:value )?(?:is|was)\b|\bdefaults? (?:to|is)\b|"
+                             r"\bby default\b|默认(?:值|设置)?(?:为|是)|缺省(?:值)?(?:为|是)", re.IGNORECASE)
+STATES_DEFAULT_BONUS = 0.06
+SYNTAX_BONUS = 0.12
+
+
 def asked_unit(question: str) -> re.Pattern | None:
     """A pattern for "a number with the unit the question asks for" ("548公里" for "全长多少公里"), or for a date
     after the preposition a "by what date" question asks with."""
@@ -680,6 +690,8 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
     question_tokens = [t for t in bm25_tokens(question) if t not in STOPWORDS]
     named_section = _units_under_named_sections(question_tokens, candidates)
     asks_number = bool(_ASKS_NUMBER.search(question))
+    asks_default = bool(_ASKS_DEFAULT.search(question))
+    syntax = syntax_patterns(question)
     unit_pattern = asked_unit(question)
     statements = named_statements(question)
     in_statement = {id(hit): under_statement(hit.chunk.heading_path, statements)
@@ -701,6 +713,10 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
         score += kind_bonus(kind, unit) - section_penalty(kind, hit.chunk.heading_path)
         if asks_definition and defines(unit.text, subject_terms):
             score += 0.08
+        if syntax and holds_syntax(unit.text, syntax):
+            score += SYNTAX_BONUS    # it writes the syntax the question quotes ("{x..y}" for "{1..$n}")
+        if asks_default and _STATES_DEFAULT.search(unit.text):
+            score += STATES_DEFAULT_BONUS
         if asks_number:
             score += 0.06 if _NUMBER.search(unit.text) else -0.06
             if unit_pattern is not None and unit_pattern.search(unit.text):

@@ -17,11 +17,14 @@ from rag.chunk import document_context, embedding_text
 from rag.dense import DenseSpaces
 from rag.statements import named_statements
 from rag.store import DocumentStore
+from rag.syntax import ranked_by_syntax, syntax_patterns
 from rag.types import SearchHit
 
 log = logging.getLogger(__name__)
 
 RAG_COLLECTION = "rag"
+SYNTAX_CANDIDATES = 400     # chunks holding a quoted syntax's symbols read to rank by its pattern (rag.syntax)
+SYNTAX_WEIGHT = 1.0         # its list counts as a word search's does
 
 
 def reciprocal_rank_fusion(rankings: dict[str, list[str]], k: int = 60,
@@ -308,6 +311,8 @@ class Retriever:
         for name in ("dense_focus", "bm25_focus"):
             if name in rankings:
                 weights[name] = weights.get(name, 1.0) * self.settings.focus_weight
+        if "syntax" in weights:
+            weights["syntax"] = self.settings.bm25_weight * SYNTAX_WEIGHT
         if "statement" in weights:
             weights["statement"] = self.settings.statement_weight
         if "scope" in weights:
@@ -380,6 +385,12 @@ class Retriever:
                 rankings["bm25_focus"] = [cid for cid, _ in self.store.bm25_search(
                     user_id, queries[0], options.candidates, doc_ids=focus,
                     heading_weight=self.settings.bm25_heading_weight)]
+            syntax = syntax_patterns(queries[0])
+            if syntax:      # "{1..$n}", "$* vs $@": the chunks that write the syntax the question quotes
+                texts: dict[str, str] = {}
+                for quoted in syntax:
+                    texts.update(self.store.texts_holding(user_id, quoted.literal, SYNTAX_CANDIDATES, scope_docs))
+                rankings["syntax"] = ranked_by_syntax(texts, syntax)[:options.candidates]
             statements = named_statements(queries[0]) if self.settings.statement_weight else []
             if statements:   # "on the balance sheet": the chunks under that statement's heading
                 rankings["statement"] = [cid for cid, _ in self.store.heading_search(

@@ -241,6 +241,14 @@ class DocumentStore:
             out.update((r[0], self._chunk(r)) for r in rows)
         return out
 
+    def texts_holding(self, user_id: str, literal: str, limit: int, doc_ids: list[str] | None = None) -> dict[str, str]:
+        """{chunk_id: text} of at most `limit` of this user's chunks whose text holds `literal` as written (quoted
+        syntax, rag.syntax), in document order."""
+        only = f"AND doc_id IN ({','.join('?' * len(doc_ids))})" if doc_ids else ""
+        rows = self._read(f"SELECT chunk_id, text FROM chunks WHERE user_id=? AND instr(text, ?) > 0 {only} "
+                          "ORDER BY doc_id, ordinal LIMIT ?", [user_id, literal, *(doc_ids or []), limit])
+        return dict(rows)
+
     def chunks_of(self, user_id: str, doc_id: str) -> list[Chunk]:
         rows = self._read(
             "SELECT chunk_id, doc_id, ordinal, text, heading_path, page_start, page_end, char_start, char_end, "

@@ -190,3 +190,32 @@ def test_a_code_chart_never_answers(tmp_path):
     for question in ("表格里想合并几个单元格，要怎么写？", "how do i merge cells in a table?"):
         answer = tool.ask(question)
         assert "0A 0B" not in answer.text and "✁" not in answer.text, answer.text
+
+
+SHELL_MANUAL = """# Shell Manual
+
+## Chapter 9 Using History Interactively
+
+### 9.1 History Facilities
+
+When the -o history option is enabled, the shell provides access to the command history, the list of commands
+previously typed. The value of the HISTSIZE variable is used as the number of commands to save in the history list.
+The text of the last HISTSIZE commands (default 500) is saved. The shell stores each command in the history list
+prior to parameter expansion. If the value is 0, commands are not saved in the history list.
+
+### 9.2 History Builtins
+
+The fc builtin lists or edits and re-executes commands from the history list. The history builtin displays the
+history list with line numbers.
+"""
+
+
+@pytest.mark.parametrize("question", ["how many commands does the history keep by default?",
+                                      "历史记录默认保存多少条命令？"])
+def test_a_question_about_a_default_is_answered_by_the_sentence_stating_it(tmp_path, question):
+    """A manual states its defaults as "(default 500)", "the default is", "defaults to", 默认为: the sentence that
+    states one answers a question about it before one that only shares its words."""
+    tool = text_library(tmp_path / "data", (SHELL_MANUAL, "Shell Manual", "shell.md"))
+    evidence = tool.evidence(question, tool.retrieve(question).answering_hits)
+    best = [e.unit.text for e in evidence[:2]]
+    assert any("(default 500)" in text for text in best), best

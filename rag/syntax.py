@@ -1,0 +1,92 @@
+"""A question that quotes a book's syntax finds where the book writes it.
+
+Learners paste syntax: "why doesnt `for i in {1..$n}` work", "$* vs $@", "[[ ]] vs [ ]", "what does 2>&1 do",
+"${var:-默认值} 跟 ${var:=默认值} 有什么区别". Word search drops the punctuation that carries their meaning, and a
+small embedder hardly reads it, so the Bash manual's "A sequence expression takes the form {x..y[..incr]}" was
+never found for "{1..$n}". A syntax token is a piece of the question made mostly of symbols; it becomes a pattern
+in which its letters and digits are placeholders ("{1..$n}" -> "{…..…}") and its symbols are kept, so it meets the
+book's own placeholders ("{x..y}"). Chunks holding the pattern are one more ranked list for retrieval
+(rag.retrieve), and units holding it score a little more as evidence (rag.evidence).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Symbols that make a token code rather than prose punctuation ("??", "...", "(see p. 3)" are prose).
+_CODE_SYMBOLS = set("{}[]$@#&|<>=~^\\%*!")
+_TOKEN = re.compile(r"`([^`]{2,40})`|(\S{2,40})")
+# a name, a number or words, with a variable's $: "$n", "x", "1", "默认值"
+_PLACEHOLDER = re.compile(r"\$?[A-Za-z0-9_\u4e00-\u9fff]+")
+_PROSE_EDGES = "?.,;:'\"()（）？。，"
+GAP = r"[^\s]{0,12}?"
+MAX_LETTER_SHARE = 0.5      # "\begin{tabular}" is found by its words; "{1..$n}" only by its symbols
+MAX_PATTERNS = 4
+
+
+@dataclass(frozen=True)
+class Syntax:
+    pattern: re.Pattern
+    literal: str        # symbols every match holds as written ("..", "${", ">&"): what the index is asked for
+
+
+def syntax_patterns(question: str) -> list[Syntax]:
+    """The syntax the question quotes, in order, at most MAX_PATTERNS; [] when it quotes none."""
+    out: list[Syntax] = []
+    seen: set[str] = set()
+    for match in _TOKEN.finditer(question):
+        for token in (match.group(1) or match.group(2)).split():
+            token = token.strip(_PROSE_EDGES) if not match.group(1) else token
+            pattern = _pattern_of(token)
+            if pattern and pattern not in seen:
+                seen.add(pattern)
+                out.append(Syntax(re.compile(pattern), _longest_literal(token)))
+    return out[:MAX_PATTERNS]
+
+
+def _longest_literal(token: str) -> str:
+    """The longest run of the token's symbols that a match holds as written (a minus may be typeset otherwise)."""
+    runs = re.findall(r"[^\sA-Za-z0-9_\u4e00-\u9fff-]+", _PLACEHOLDER.sub(" ", token) if re.search("[A-Za-z]", token)
+                      else token)
+    return max(runs, key=len) if runs else token
+
+
+def _pattern_of(token: str) -> str | None:
+    """The token as a pattern (None when it is not syntax): names and numbers become gaps, symbols stay, and a
+    token of symbols and digits alone ("2>&1") is kept as written. A minus also meets the typeset minus (U+2212)."""
+    letters = sum(ch.isascii() and ch.isalpha() for ch in token)      # a placeholder in Chinese is not a name
+    if not any(ch in _CODE_SYMBOLS for ch in token) or sum(not ch.isalnum() for ch in token) < 2 or \
+            letters > MAX_LETTER_SHARE * len(token):
+        return None
+    if not letters:
+        return _literal(token)
+    pieces = []
+    for part in re.split(f"({_PLACEHOLDER.pattern})", token):
+        if part:
+            pieces.append(GAP if _PLACEHOLDER.fullmatch(part) else _literal(part))
+    while pieces and pieces[0] == GAP:       # a name at either end adds nothing to find
+        pieces.pop(0)
+    while pieces and pieces[-1] == GAP:
+        pieces.pop()
+    if sum(len(p) for p in pieces if p != GAP) < 2:
+        return None
+    return "".join(pieces)
+
+
+def _literal(text: str) -> str:
+    """Symbols as a pattern; a minus also meets the typeset minus sign (U+2212) a PDF's text layer often holds."""
+    return "".join("[-\u2212]" if ch == "-" else re.escape(ch) for ch in text)
+
+
+def holds_syntax(text: str, syntax: list[Syntax]) -> bool:
+    return any(s.pattern.search(text) for s in syntax)
+
+
+def ranked_by_syntax(texts: dict[str, str], syntax: list[Syntax]) -> list[str]:
+    """The ids of the texts holding the syntax, those holding more of its patterns (then more matches) first."""
+    scored = []
+    for cid, text in texts.items():
+        counts = [len(s.pattern.findall(text)) for s in syntax]
+        if any(counts):
+            scored.append((-sum(1 for c in counts if c), -sum(counts), cid))
+    return [cid for *_, cid in sorted(scored)]

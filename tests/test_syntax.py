@@ -1,0 +1,80 @@
+"""A question quoting a book's syntax finds where the book writes it (rag.syntax), with the real stores."""
+from __future__ import annotations
+
+import pytest
+
+from rag.syntax import syntax_patterns
+from tests.libraries import text_library
+
+
+@pytest.mark.parametrize("question, written", [
+    ("why doesnt `for i in {1..$n}` work?", ["A sequence expression takes the form {x..y[..incr]}"]),
+    ("$* vs $@ in double quotes?", ['"$*" is equivalent to "$1c$2c..."', '"$@" is equivalent to "$1" "$2"']),
+    ("${var:-默认值} 跟 ${var:=默认值} 有什么区别？", ["${parameter:\u2212word}", "${parameter:=word}"]),
+    ("what does 2>&1 do?", ["ls > dirlist 2>&1"]),
+    ("how does <<- work in R?", ["the operator <<- assigns in the enclosing environment"]),
+    ("[[ ]] vs [ ]?", ["the [[ compound command"]),
+])
+def test_quoted_syntax_meets_the_books_own_placeholders(question, written):
+    syntax = syntax_patterns(question)
+    assert syntax
+    for text in written:
+        assert any(s.pattern.search(text) and s.literal in text for s in syntax), (text, syntax)
+
+
+@pytest.mark.parametrize("question", [
+    "What is a list? (see p. 3)...", "is it 5% or 10%?", "wow!! that's odd, lol!", "what does \\begin{tabular} do?",
+    "my prompt should look like user@host:~/dir$", "第三章（上）讲了什么？",
+])
+def test_prose_punctuation_and_named_commands_are_not_syntax(question):
+    """Prose punctuation is not code, and a command with a name ("\\begin{tabular}") is found by its words."""
+    assert syntax_patterns(question) == []
+
+
+SHELL_BOOK = """# Shell Manual
+
+## Chapter 3 Basic Shell Features
+
+### 3.2.5 Looping Constructs
+
+The syntax of the for command is: for name in words; do commands; done. The commands in the body of the loop
+run once for every word, with name set to that word.
+
+### 3.5.1 Brace Expansion
+
+Brace expansion is a mechanism by which arbitrary strings may be generated. A sequence expression takes the form
+{x..y[..incr]}, where x and y are either integers or letters. Brace expansion is performed before any other
+expansions, and any characters special to other expansions are preserved in the result. It is strictly textual.
+
+### 3.5.2 Tilde Expansion
+
+If a word begins with an unquoted tilde character, all of the characters up to the first unquoted slash are
+considered a tilde-prefix. The tilde is replaced with the value of the HOME shell variable.
+
+### 3.5.3 Word Splitting
+
+The shell scans the results of parameter expansion, command substitution, and arithmetic expansion that did not
+occur within double quotes for word splitting. The shell treats each character of IFS as a delimiter.
+"""
+
+
+def test_a_question_quoting_syntax_finds_the_passage_that_writes_it(tmp_path):
+    """No word of "why doesnt `for i in {1..$n}` work? it just prints {1..5}" names brace expansion, and the
+    section on for loops shares a word: the passage writing {x..y} is found by the syntax, first."""
+    tool = text_library(tmp_path / "data", (SHELL_BOOK, "Shell Manual", "shell.md"))
+    question = "why doesnt `for i in {1..$n}` work? it just prints {1..5}"
+    best = tool.evidence(question, tool.retrieve(question).answering_hits, kind="why")[0]
+    assert "{x..y[..incr]}" in best.unit.text, best.unit.text
+
+
+def test_a_unit_writing_the_quoted_syntax_counts_for_more(tmp_path):
+    """The same question with and without its syntax: the passage writing {x..y} is worth more when it is quoted."""
+    tool = text_library(tmp_path / "data", (SHELL_BOOK, "Shell Manual", "shell.md"))
+
+    def brace_score(question: str) -> float:
+        evidence = tool.evidence(question, tool.retrieve(question).answering_hits, kind="why")
+        return next(e.score for e in evidence if "{x..y[..incr]}" in e.unit.text)
+
+    quoted = brace_score("why doesnt `for i in {1..$n}` work in my loop?")
+    plain = brace_score("why doesnt for i in 1 to n work in my loop?")
+    assert quoted > plain + 0.05, (quoted, plain)
