@@ -62,6 +62,24 @@ def test_a_chinese_chapter_summary(reader, artefacts):
     page.screenshot(path=str(artefacts / "21-summary-zh.png"), full_page=True)
 
 
+def test_a_summary_names_what_each_section_goes_on_to_teach(reader, tmp_path, artefacts):
+    """A chapter of nine sections, one sentence each: the draw and fill sections also name what they go on to
+    teach (arrowheads, gradients), in the book's words, as plain text beside the cited sentence."""
+    from tests.test_shapes import DRAWING_BOOK
+    page = reader
+    book = tmp_path / "drawing.md"
+    book.write_text(DRAWING_BOOK, encoding="utf-8")
+    open_tab(page, "Documents")
+    upload(page, book)
+    open_tab(page, "Q&A")
+    answer = ask(page, "Summarize the drawing commands chapter")
+    assert answer.startswith("Chapter 4 Drawing commands") and "covers 9 sections" in answer, answer
+    draw = next(line for line in answer.splitlines() if line.startswith("Draw"))
+    fill = next(line for line in answer.splitlines() if line.startswith("Fill"))
+    assert "(also: arrowhead" in draw.lower() and "(also: gradient" in fill.lower(), answer
+    page.screenshot(path=str(artefacts / "20b-summary-topics.png"), full_page=True)
+
+
 def test_a_comparison_sets_the_two_side_by_side_in_both_languages(reader, artefacts):
     page = reader
     answer = ask(page, "What is the difference between a list and a tuple?")
