@@ -423,6 +423,9 @@ def cited_headings(store, user_id: str, citations: list[Citation]) -> list[str]:
             out.append("")
             continue
         runs = anchor(doc, c.chunk_id, c.quote or "") or locate(doc, c.chunk_id, c.quote or "")
-        heading = _heading_at(doc, runs[0][0]) if runs else None
+        # the longest run is the quote: a shorter one can be its words elsewhere ("the inside of a" in the
+        # section before "The clip command cuts a picture to the inside of a path.")
+        longest = max(runs, key=lambda r: r[1] - r[0]) if runs else None
+        heading = _heading_at(doc, longest[0]) if longest else None
         out.append(short_heading([plain_heading(t) for t in heading.path]) if heading else "")
     return out

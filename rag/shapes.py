@@ -12,6 +12,8 @@ A lookup's model answer is followed only by the quotes it did not say. Every lin
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 from rag.answer import citation_for, widen_citation
@@ -65,21 +67,39 @@ def hit_of(chunk, doc_name: str, doc_title: str) -> SearchHit:
 
 
 class _Citations:
-    """Citations numbered in order of first use, one per chunk."""
+    """Citations numbered in order of first use, one per chunk — and, in a document without pages, one per section
+    of a chunk: a source is labelled by the section of its quote ("§ 4.2 Fill"), and a summary quoting three
+    sections of one chunk cited them all as its first ("§ 4.1 Draw")."""
 
     def __init__(self):
         self.items: list[Citation] = []
-        self._by_chunk: dict[str, Citation] = {}
+        self._by_place: dict[tuple, Citation] = {}
 
     def mark(self, hit: SearchHit, quote: str, support: float | None = None) -> str:
-        cited = self._by_chunk.get(hit.chunk.chunk_id)
+        # a summary's chunk is a piece of one under one heading (rag.outline), with the whole chunk's id
+        place = (hit.chunk.chunk_id, tuple(hit.chunk.heading_path) if hit.chunk.page_start is None else (),
+                 _section_in_chunk(hit.chunk, quote))
+        cited = self._by_place.get(place)
         if cited is None:
             cited = citation_for(len(self.items) + 1, hit, quote=quote, support=support)
             self.items.append(cited)
-            self._by_chunk[hit.chunk.chunk_id] = cited
+            self._by_place[place] = cited
         elif quote not in cited.quote:
             widen_citation(cited, citation_for(cited.n, hit, quote=quote))
         return f"[{cited.n}]"
+
+
+_HEADING_LINE = re.compile(r"^#{1,6}\s+(.+?)\s*$", re.MULTILINE)
+
+
+def _section_in_chunk(chunk, quote: str) -> str:
+    """The heading a quote sits under inside a chunk of a document without pages ("" when it is the chunk's first
+    section, or when the chunk has pages: they say where it is)."""
+    if chunk.page_start is not None:
+        return ""
+    at = chunk.text.find(quote[:60])
+    headings = _HEADING_LINE.findall(chunk.text[:at]) if at > 0 else []
+    return headings[-1] if headings else ""
 
 
 def _pages(a: int | None, b: int | None, zh: bool) -> str:

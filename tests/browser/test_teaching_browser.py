@@ -77,6 +77,10 @@ def test_a_summary_names_what_each_section_goes_on_to_teach(reader, tmp_path, ar
     draw = next(line for line in answer.splitlines() if line.startswith("Draw"))
     fill = next(line for line in answer.splitlines() if line.startswith("Fill"))
     assert "(also: arrowhead" in draw.lower() and "(also: gradient" in fill.lower(), answer
+    # one chunk holds several short sections: each is cited under its own heading, not the chunk's first
+    labels = source_labels(page)
+    sections = [label.split(" · § ")[-1] for label in labels]
+    assert sections[:4] == ["4.1 Draw", "4.2 Fill", "4.3 Label", "4.4 Clip"], labels
     page.screenshot(path=str(artefacts / "20b-summary-topics.png"), full_page=True)
 
 
