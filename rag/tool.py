@@ -595,14 +595,15 @@ class RAGTool:
         # document in that language, named or not
         # and a library with no book in the question's language is always searched in the books' one: the
         # question's own words meet nothing there, and a wordless unit the embedder finds close would pass
-        named = bool(plan.scope or plan.documents) or self._quotes_other_books(question, plan) or \
-            self._all_in_other_language(plan)
+        all_other = self._all_in_other_language(plan)
+        named = bool(plan.scope or plan.documents) or self._quotes_other_books(question, plan) or all_other
         terms = self.question_terms(_without_scope_phrase(question, plan))
         unknown = [w for w in self.unknown_words(question, terms) if own_words is None or w in own_words]
-        # a translation is a model call: while the model answers others, the passages found as asked are shown
-        # first (`_queued_sources`), and those of the translated search replace them
+        # a translation is a model call: while the model answers others, or whenever every book is in the other
+        # language (the judge model translates, seconds), the passages found as asked are shown first
+        # (`_queued_sources`), and those of the translated search replace them
         shown_early = False
-        if named and self._model_waiting():
+        if named and self.llm is not None and (self._model_waiting() or all_other):
             early = self._queued_sources(question, self._searched(question, plan, terms, within, None, options)[1])
             if early is not None:
                 shown_early = True

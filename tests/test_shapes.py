@@ -601,6 +601,10 @@ def test_a_question_to_a_library_with_no_book_in_its_language_is_always_searched
     fake_llm.translation = translation
     fake_llm.answer = "Tuples are immutable, so they can be used as dictionary keys [1]."
     fake_llm.judgement = 0.95
-    answer = tool.ask(question)
+    items = list(tool.ask_stream(question))
+    answer = items[-1]
     assert translation_asked(fake_llm)
     assert not answer.refused and answer.citations, answer.text
+    # the passages found as asked are shown at once, before the translation; the translated search's replace them
+    sources = [item for item in items if isinstance(item, SourcesEvent)]
+    assert isinstance(items[0], SourcesEvent) and len(sources) >= 2
