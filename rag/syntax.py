@@ -51,9 +51,14 @@ def _longest_literal(token: str) -> str:
     return max(runs, key=len) if runs else token
 
 
+_OPTION = re.compile(r"--?[A-Za-z][A-Za-z0-9-]{0,20}")
+
+
 def _pattern_of(token: str) -> str | None:
     """The token as a pattern (None when it is not syntax): names and numbers become gaps, symbols stay, and a
     token of symbols and digits alone ("2>&1") is kept as written. A minus also meets the typeset minus (U+2212)."""
+    if _OPTION.fullmatch(token):      # an option as a manual lists it: "set -e", "complete -o", "--posix"
+        return rf"(?<![\w-]){re.escape(token)}(?![\w-])"
     letters = sum(ch.isascii() and ch.isalpha() for ch in token)      # a placeholder in Chinese is not a name
     if not any(ch in _CODE_SYMBOLS for ch in token) or sum(not ch.isalnum() for ch in token) < 2 or \
             letters > MAX_LETTER_SHARE * len(token):

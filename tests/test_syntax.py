@@ -14,6 +14,9 @@ from tests.libraries import text_library
     ("what does 2>&1 do?", ["ls > dirlist 2>&1"]),
     ("how does <<- work in R?", ["the operator <<- assigns in the enclosing environment"]),
     ("[[ ]] vs [ ]?", ["the [[ compound command"]),
+    # an option as a manual lists it
+    ("what does set -e actually do?", ["-e Exit immediately if a pipeline returns a non-zero status."]),
+    ("is --posix mode different?", ["Starting Bash with the --posix command-line option"]),
 ])
 def test_quoted_syntax_meets_the_books_own_placeholders(question, written):
     syntax = syntax_patterns(question)
@@ -24,7 +27,7 @@ def test_quoted_syntax_meets_the_books_own_placeholders(question, written):
 
 @pytest.mark.parametrize("question", [
     "What is a list? (see p. 3)...", "is it 5% or 10%?", "wow!! that's odd, lol!", "what does \\begin{tabular} do?",
-    "my prompt should look like user@host:~/dir$", "第三章（上）讲了什么？",
+    "my prompt should look like user@host:~/dir$", "第三章（上）讲了什么？", "please e-mail me", "is it -1 here?",
 ])
 def test_prose_punctuation_and_named_commands_are_not_syntax(question):
     """Prose punctuation is not code, and a command with a name ("\\begin{tabular}") is found by its words."""
@@ -78,3 +81,9 @@ def test_a_unit_writing_the_quoted_syntax_counts_for_more(tmp_path):
     quoted = brace_score("why doesnt `for i in {1..$n}` work in my loop?")
     plain = brace_score("why doesnt for i in 1 to n work in my loop?")
     assert quoted > plain + 0.05, (quoted, plain)
+
+
+def test_an_option_is_not_found_inside_a_word_or_a_longer_option():
+    option = syntax_patterns("what does set -e do?")[0].pattern
+    assert option.search("-e Exit immediately") and option.search("set -e")
+    assert not option.search("set-e") and not option.search("-ex") and not option.search("re-enter")
