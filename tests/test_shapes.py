@@ -231,7 +231,7 @@ def test_an_explanation_goes_on_after_its_first_sentence(library):
     ("What is the difference between a list and a tuple, and when should I use a tuple?", ("list", "tuple")),
     # colloquial Chinese: 有啥区别, the two named and then "区别到底是啥", sides written as syntax
     ("列表和元组有啥区别？", ("列表", "元组")),
-    ("帧和图老是搞混，区别到底是啥", ("帧", "图")),
+    ("路径和路向老是搞混，区别到底是啥", ("路径", "路向")),
     ("${var:-默认值} 跟 ${var:=默认值} 有什么区别？", ("${var:-默认值}", "${var:=默认值}")),
 ])
 def test_the_sides_of_a_comparison(question, sides):
