@@ -331,6 +331,21 @@ def answering_units(evidence: list[Evidence], *, max_quotes: int = 3, min_relati
     return chosen
 
 
+_HEADING_LINE = re.compile(r"^#{1,6}\s+(.+?)\s*$", re.MULTILINE)
+
+
+def citation_place(chunk, quote: str) -> tuple:
+    """What one citation number stands for: a chunk — and, in a document without pages, the section of the chunk
+    the quote sits under. A source is labelled by its quote's section ("§ 4.2 Fill"), and three sides of a
+    comparison in one chunk were all labelled with its first heading ("§ apt"). A summary's chunk is a piece of
+    one under one heading (rag.outline), with the whole chunk's id: its heading path tells the pieces apart."""
+    if chunk.page_start is not None:
+        return (chunk.chunk_id,)
+    at = chunk.text.find(quote[:60])
+    headings = _HEADING_LINE.findall(chunk.text[:at]) if at > 0 else []
+    return chunk.chunk_id, tuple(chunk.heading_path), headings[-1] if headings else ""
+
+
 def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: int = 3,
                       min_relative: float = 0.6, budget: int = EXTRACTIVE_BUDGET_CHARS,
                       lead_sentences: int = 0, worked_chars: int = 0) -> Answer:
@@ -340,33 +355,33 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
     `worked_chars`: each unit is shown with what follows it — an example's code and sentences whole
     (rag.worked) — about this long for the first, half of it for the others."""
     chosen = _within_budget(answering_units(evidence, max_quotes=max_quotes, min_relative=min_relative), budget)
-    numbers: dict[str, int] = {}
+    numbers: dict[tuple, int] = {}
     citations: list[Citation] = []
     lines: list[str] = []
     worked_shown: set[tuple[str, int]] = set()
     for i, ev in enumerate(chosen):
         if i and _already_said(ev.unit.text, "\n\n".join(lines)):   # shown as the first unit's example or continuation
             continue
-        cid = ev.hit.chunk.chunk_id
-        if cid not in numbers:
-            numbers[cid] = len(numbers) + 1
-            citations.append(citation_for(numbers[cid], ev.hit, quote=ev.unit.text, support=ev.score))
+        cid, place = ev.hit.chunk.chunk_id, citation_place(ev.hit.chunk, ev.unit.text)
+        if place not in numbers:
+            numbers[place] = len(numbers) + 1
+            citations.append(citation_for(numbers[place], ev.hit, quote=ev.unit.text, support=ev.score))
         else:   # a second unit of the same source widens its quote and page range
-            c = citations[numbers[cid] - 1]
+            c = citations[numbers[place] - 1]
             widen_citation(c, citation_for(c.n, ev.hit, quote=ev.unit.text))
-        shown, mark = _with_example(ev), f"[{numbers[cid]}]"
+        shown, mark = _with_example(ev), f"[{numbers[place]}]"
         if worked_chars:
             if (cid, ev.unit.start) in worked_shown:      # inside an example already shown
                 continue
             worked = worked_example(ev, worked_chars if i == 0 else worked_chars // 2, mark, lead_bold=i == 0,
                                     code_only=i > 0, shown=worked_shown)
-            grow_quote(citations[numbers[cid] - 1], ev.unit.text, worked)
+            grow_quote(citations[numbers[place] - 1], ev.unit.text, worked)
             lines.append(worked.markdown)
             continue
         more = _continuation(ev, lead_sentences, budget // 2) if i == 0 and lead_sentences else ""
         intro = _introduction(ev) if i == 0 else ""
         if more or intro:   # the quote a citation highlights is all the answer shows of it
-            cited = citations[numbers[cid] - 1]
+            cited = citations[numbers[place] - 1]
             cited.quote = " ".join(x for x in (intro, cited.quote, more) if x)
         if intro:
             lines.append(f"{intro} {mark}\n\n{shown}")

@@ -12,11 +12,9 @@ A lookup's model answer is followed only by the quotes it did not say. Every lin
 """
 from __future__ import annotations
 
-import re
-
 from dataclasses import dataclass
 
-from rag.answer import citation_for, widen_citation
+from rag.answer import citation_for, citation_place, widen_citation
 from rag.evidence import Evidence
 from rag.summary import Digest, KeySentence
 from rag.types import Answer, Citation, SearchHit
@@ -76,9 +74,7 @@ class _Citations:
         self._by_place: dict[tuple, Citation] = {}
 
     def mark(self, hit: SearchHit, quote: str, support: float | None = None) -> str:
-        # a summary's chunk is a piece of one under one heading (rag.outline), with the whole chunk's id
-        place = (hit.chunk.chunk_id, tuple(hit.chunk.heading_path) if hit.chunk.page_start is None else (),
-                 _section_in_chunk(hit.chunk, quote))
+        place = citation_place(hit.chunk, quote)
         cited = self._by_place.get(place)
         if cited is None:
             cited = citation_for(len(self.items) + 1, hit, quote=quote, support=support)
@@ -87,19 +83,6 @@ class _Citations:
         elif quote not in cited.quote:
             widen_citation(cited, citation_for(cited.n, hit, quote=quote))
         return f"[{cited.n}]"
-
-
-_HEADING_LINE = re.compile(r"^#{1,6}\s+(.+?)\s*$", re.MULTILINE)
-
-
-def _section_in_chunk(chunk, quote: str) -> str:
-    """The heading a quote sits under inside a chunk of a document without pages ("" when it is the chunk's first
-    section, or when the chunk has pages: they say where it is)."""
-    if chunk.page_start is not None:
-        return ""
-    at = chunk.text.find(quote[:60])
-    headings = _HEADING_LINE.findall(chunk.text[:at]) if at > 0 else []
-    return headings[-1] if headings else ""
 
 
 def _pages(a: int | None, b: int | None, zh: bool) -> str:

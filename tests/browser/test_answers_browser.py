@@ -236,4 +236,7 @@ def test_a_comparison_of_three_tools_shows_each_side_labelled(learner, tmp_path,
     for side, says in (("apt", "meant for people at a terminal"), ("apt-get", "scripts should call it"),
                        ("aptitude", "full-screen text interface")):
         assert f"{side}:" in answer and says in answer, answer
+    # the notes are one chunk: each side's source is labelled with the section its sentence sits under
+    headings = {label.split(" · § ")[-1] for label in source_labels(page)}
+    assert len(headings) == 3, source_labels(page)
     page.screenshot(path=str(artefacts / "14c-three-way-comparison.png"), full_page=True)
