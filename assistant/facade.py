@@ -90,8 +90,14 @@ class PDFLearningAssistant:
         return self._study
 
     def warm_up(self) -> None:
-        """Load what the first question needs (intent examples, the spaCy pipeline), e.g. at app start."""
+        """Load what the first question needs (intent examples, the spaCy pipeline, wordfreq's lists for glued
+        names and slips: 1.4 s the first process question paid), e.g. at app start."""
+        from wordfreq import zipf_frequency
+
+        from core.text import compound_parts
         self.router.classify("What did I study yesterday?")
+        compound_parts("leftpadding")
+        zipf_frequency("渐变", "zh")         # a summary's section topics (rag.summary.section_topics)
 
     # == documents =================================================================================
     def load_document(self, path: str | Path, name: str | None = None, *, session_id: str | None = None,
