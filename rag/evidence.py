@@ -322,6 +322,17 @@ def is_wordless(unit: Unit) -> bool:
     return sum(map(len, _WORD_OR_HANZI.findall(unit.text))) < WORDLESS_WORD_SHARE * letters_and_symbols
 
 
+# A line of two to six capitalised words without a full stop ("Coordinate System", "Using Paragraph Styles"):
+# a subheading the outline did not catch.
+_TITLE_LINE = re.compile(r"(?:[A-Z][\w'’-]*|of|and|the|to|in|for|a|an|with|on|by)"
+                         r"(?:\s+(?:[A-Z][\w'’-]*|of|and|the|to|in|for|a|an|with|on|by)){1,5}")
+
+
+def _folded_heading(text: str) -> str:
+    """A heading as compared with a line: without its number and markup, in lower case."""
+    return " ".join(heading_text(text).lower().split())
+
+
 def is_front_matter(hit: SearchHit) -> bool:
     """A table of contents, index, acknowledgements or reference list: never evidence for an answer."""
     if any(FRONT_MATTER.match(h.strip()) for h in hit.chunk.heading_path) or is_reference_list(hit.chunk.text):
@@ -657,8 +668,13 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
         if is_front_matter(hit):
             continue
         name_letters = re.sub(r"[^a-z]", "", f"{hit.doc_name} {hit.doc_title}".lower())
+        # a heading left in the text as a line of its own ("Coordinate System") names a topic and says nothing
+        headings = {_folded_heading(h) for h in hit.chunk.heading_path}
         for unit in split_units(hit.chunk.text, hit.chunk.context_prefix):
             toc_entry = unit.kind == "sentence" and len(unit.text) < 80 and _TOC_LINE.search(unit.text)
+            if unit.kind == "sentence" and len(unit.text) < 80 and \
+                    (_folded_heading(unit.text) in headings or _TITLE_LINE.fullmatch(unit.text.strip())):
+                continue
             if len(unit.text) >= 12 and not toc_entry and not names_only_its_document(unit.text, name_letters) \
                     and not is_markup(unit.text) and not is_instruction(unit.text) and not is_wordless(unit):
                 candidates.append((n, hit, unit))

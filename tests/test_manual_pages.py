@@ -219,3 +219,15 @@ def test_a_question_about_a_default_is_answered_by_the_sentence_stating_it(tmp_p
     evidence = tool.evidence(question, tool.retrieve(question).answering_hits)
     best = [e.unit.text for e in evidence[:2]]
     assert any("(default 500)" in text for text in best), best
+
+
+def test_a_subheading_the_outline_missed_is_not_an_answer(tmp_path):
+    """"Coordinate System" on a line of its own names the topic of what follows and says nothing about it: the
+    sentences under it answer."""
+    text = ("# Graphics Guide\n\n## Chapter 11 Graphics\n\n### 11.2 General Concepts\n\nCoordinate System\n\n"
+            "The Y-direction in our X-Y coordinate system points from the bottom up.\n"
+            "The X-coordinate points, as usual, from left to right.\n")
+    tool = text_library(tmp_path / "data", (text, "Graphics Guide", "graphics.md"))
+    question = "can u explain the coordinate system? which way is up"
+    units = [e.unit.text for e in tool.evidence(question, tool.retrieve(question).answering_hits)]
+    assert units and "Coordinate System" not in units and "points from the bottom up" in units[0], units
