@@ -623,6 +623,11 @@ class RAGTool:
         # hold either is unknown whatever language the best passage is in
         resolved, unresolved = self.word_lookups.get(question, ((), ())) if translation else ((), ())
         unknown = [w for w in unknown if w not in resolved]
+        if translation and all_other:
+            # no book is in the question's language, so none holds its words: only the translation's own words
+            # can be unknown ("how do i make a table cell span several columns" was refused for "several",
+            # "columns", "rows" over a Chinese book that says 跨越多栏)
+            unknown = [w for w in unknown if w in self.unknown_words(translation)]
         hits = result.answering_hits
         queries[:] = result.queries
         notices.extend(result.warnings)

@@ -612,3 +612,29 @@ def test_a_question_to_a_library_with_no_book_in_its_language_is_always_searched
     # the passages found as asked are shown at once, before the translation; the translated search's replace them
     sources = [item for item in items if isinstance(item, SourcesEvent)]
     assert isinstance(items[0], SourcesEvent) and len(sources) >= 2
+
+
+def chinese_almanac(sections: int = 110) -> str:
+    """A long Chinese text of distinct sections (the unknown-word rule judges a library of 100+ passages only)."""
+    things = ["苹果", "梨", "李子", "樱桃", "榅桲", "无花果", "葡萄", "核桃", "榛子", "甜瓜", "柿子"]
+    return "# 园艺年历\n\n" + "\n\n".join(
+        f"## 第 {n} 则：{things[n % 11]}\n\n" + "".join(
+            f"第 {w} 周，第 {n} 号苗床的{things[n % 11]}要浇 {(n + w) % 7 + 1} 桶水，再铺一层{things[(n + w) % 11]}叶子。"
+            for w in range(1, 6)) for n in range(sections))
+
+
+def test_a_question_to_books_all_in_the_other_language_is_not_refused_for_its_own_words(llm_settings, fake_llm):
+    """Every book is Chinese: none holds an English word, so only the translation's own words can be unknown. The
+    English words looked up one by one give words no book holds ("several" -> 若干个词); the question is answered
+    from the passage its translation finds, not refused for them."""
+    tool = RAGTool("learner", llm_settings)
+    tool.add_text(BOOK_ZH, title="机器学习笔记", name="ml-notes.md")
+    tool.add_text(chinese_almanac(), title="园艺年历", name="almanac-zh.md")
+    fake_llm.translation = "用几句话说说学习器的毛病？"      # found, though not strongly: a penalty refuses it
+    fake_llm.terms = {"several": "若干个词", "sentences": "句子群", "learners": "学习者们"}
+    fake_llm.answer = "过拟合是指学习器把训练样本自身的特点当作所有样本的一般性质 [1]。"
+    fake_llm.judgement = 0.95
+    answer = tool.ask("In several sentences, what goes wrong with learners?")
+    assert translation_asked(fake_llm)
+    assert not answer.refused and "never mention" not in answer.text, answer.text
+    assert "ml-notes.md" in {c.doc_name for c in answer.citations}
