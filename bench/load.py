@@ -216,6 +216,7 @@ class Session(threading.Thread):
         self.deadline = 0.0
         self.last_citations = False
         self.uploaded: list[Doc] = []      # the documents this tab added (its user's other tabs add more)
+        self.asked = self.asked_sibling = False
 
     # -- HTTP -----------------------------------------------------------------------------------------------
     def login(self) -> None:
@@ -280,7 +281,11 @@ class Session(threading.Thread):
 
     def ask(self) -> None:
         docs = self.ledger.user_docs(self.user)
-        doc = self.rng.choice(docs)
+        theirs = [d for d in docs if d not in self.uploaded]
+        # A tab's first question goes to a document another tab of its person added, when there is one: a
+        # person who uploads in one tab and asks in another is the sharing this run must see happen.
+        doc = self.rng.choice(theirs if theirs and not self.asked_sibling else docs)
+        self.asked, self.asked_sibling = True, self.asked_sibling or doc in theirs
         if self.rng.random() < 0.5:
             question, expected = f"What access code does the {doc.topic} station use?", doc.marker
         else:
@@ -404,7 +409,8 @@ class Session(threading.Thread):
                 self.last_citations = False
                 self.timed("show_source", self.show_source)
             time.sleep(self.rng.uniform(*self.think))
-            kind = self.rng.choices(kinds, weights)[0]
+            first_question = kind == "upload" and len(self.uploaded) == 1 and not self.asked
+            kind = "ask" if first_question else self.rng.choices(kinds, weights)[0]   # asks once it has a document
 
 
 # -- the run -----------------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 # Symbols that make a token code rather than prose punctuation ("??", "...", "(see p. 3)" are prose).
 _CODE_SYMBOLS = set("{}[]$@#&|<>=~^\\%*!")
@@ -30,8 +31,10 @@ class Syntax:
     literal: str        # symbols every match holds as written ("..", "${", ">&"): what the index is asked for
 
 
-def syntax_patterns(question: str) -> list[Syntax]:
-    """The syntax the question quotes, in order, at most MAX_PATTERNS; [] when it quotes none."""
+@lru_cache(maxsize=256)
+def syntax_patterns(question: str) -> tuple[Syntax, ...]:
+    """The syntax the question quotes, in order, at most MAX_PATTERNS; () when it quotes none. Cached: retrieval
+    and the evidence scorer both ask it of the same question."""
     out: list[Syntax] = []
     seen: set[str] = set()
     for match in _TOKEN.finditer(question):
@@ -41,7 +44,7 @@ def syntax_patterns(question: str) -> list[Syntax]:
             if pattern and pattern not in seen:
                 seen.add(pattern)
                 out.append(Syntax(re.compile(pattern), _longest_literal(token)))
-    return out[:MAX_PATTERNS]
+    return tuple(out[:MAX_PATTERNS])
 
 
 def _longest_literal(token: str) -> str:
@@ -65,17 +68,15 @@ def _pattern_of(token: str) -> str | None:
         return None
     if not letters:
         return _literal(token)
-    pieces = []
-    for part in re.split(f"({_PLACEHOLDER.pattern})", token):
-        if part:
-            pieces.append(GAP if _PLACEHOLDER.fullmatch(part) else _literal(part))
-    while pieces and pieces[0] == GAP:       # a name at either end adds nothing to find
-        pieces.pop(0)
-    while pieces and pieces[-1] == GAP:
-        pieces.pop()
-    if sum(len(p) for p in pieces if p != GAP) < 2:
+    parts = [part for part in re.split(f"({_PLACEHOLDER.pattern})", token) if part]
+    while parts and _PLACEHOLDER.fullmatch(parts[0]):       # a name at either end adds nothing to find
+        parts.pop(0)
+    while parts and _PLACEHOLDER.fullmatch(parts[-1]):
+        parts.pop()
+    symbols = [part for part in parts if not _PLACEHOLDER.fullmatch(part)]
+    if sum(len(part) for part in symbols) < 2:          # as written: "$x&" keeps one symbol, not its escape's two
         return None
-    return "".join(pieces)
+    return "".join(GAP if _PLACEHOLDER.fullmatch(part) else _literal(part) for part in parts)
 
 
 def _literal(text: str) -> str:
@@ -83,11 +84,11 @@ def _literal(text: str) -> str:
     return "".join("[-\u2212]" if ch == "-" else re.escape(ch) for ch in text)
 
 
-def holds_syntax(text: str, syntax: list[Syntax]) -> bool:
+def holds_syntax(text: str, syntax: tuple[Syntax, ...]) -> bool:
     return any(s.pattern.search(text) for s in syntax)
 
 
-def ranked_by_syntax(texts: dict[str, str], syntax: list[Syntax]) -> list[str]:
+def ranked_by_syntax(texts: dict[str, str], syntax: tuple[Syntax, ...]) -> list[str]:
     """The ids of the texts holding the syntax, those holding more of its patterns (then more matches) first."""
     scored = []
     for cid, text in texts.items():

@@ -571,7 +571,8 @@ class RAGTool:
         elif plan.summarizes:
             answer = yield from self._summary(question, plan, notices)
         else:
-            answer = yield from self._answer(question, plan, history, memory_context, notices, queries, options, own_words)
+            answer = yield from self._answer(question, plan, docs, history, memory_context, notices, queries, options,
+                                             own_words)
         answer.kind = plan.kind
         answer.notices = list(dict.fromkeys(n for n in notices if n))   # each a Notice: the UI translates it
         answer.notice = " ".join(answer.notices)
@@ -579,7 +580,7 @@ class RAGTool:
         answer.seconds = time.perf_counter() - started
         yield answer
 
-    def _answer(self, question, plan: QuestionPlan, history, memory_context, notices, queries, options,
+    def _answer(self, question, plan: QuestionPlan, docs, history, memory_context, notices, queries, options,
                 own_words=None) -> Iterator:
         """Retrieval (within the scope the question names), evidence, then the answer in the plan's shape."""
         within = frozenset(c.chunk_id for c in self.scope_chunks(plan.scope)) if plan.scope else None   # pieces' chunks
@@ -595,8 +596,8 @@ class RAGTool:
         # document in that language, named or not
         # and a library with no book in the question's language is always searched in the books' one: the
         # question's own words meet nothing there, and a wordless unit the embedder finds close would pass
-        all_other = self._all_in_other_language(plan)
-        named = bool(plan.scope or plan.documents) or self._quotes_other_books(question, plan) or all_other
+        all_other = self._all_in_other_language(plan, docs)
+        named = bool(plan.scope or plan.documents) or self._quotes_other_books(question, plan, docs) or all_other
         terms = self.question_terms(_without_scope_phrase(question, plan))
         unknown = [w for w in self.unknown_words(question, terms) if own_words is None or w in own_words]
         # a translation is a model call: while the model answers others, or whenever every book is in the other
@@ -743,19 +744,17 @@ class RAGTool:
         waiting = self._model_waiting()
         return Notice(prompts.QUEUED.format(n=waiting), key="notice_queued", n=waiting) if waiting else ""
 
-    def _all_in_other_language(self, plan: QuestionPlan) -> bool:
+    def _all_in_other_language(self, plan: QuestionPlan, docs) -> bool:
         """Whether the person's documents are all in a language other than the question's."""
-        docs = self.store.list_documents(self.user_id)
         return bool(docs) and all(self.document_outline(d.doc_id).language != plan.language for d in docs)
 
-    def _quotes_other_books(self, question: str, plan: QuestionPlan) -> bool:
+    def _quotes_other_books(self, question: str, plan: QuestionPlan, docs) -> bool:
         """Whether the question quotes words of the other language that only its books hold ("…为什么要求
         operational readiness flight？" over the FAA notice): at least QUOTED_WORDS_FOR_TRANSLATION of them that no
         book in the question's language contains. "BERT 做 MLM 的时候…" quotes words its Chinese book uses too: no."""
         words = list(dict.fromkeys(other_language_words(question)))[:MAX_QUOTED_WORDS_READ]
         if len(words) < QUOTED_WORDS_FOR_TRANSLATION:
             return False
-        docs = self.store.list_documents(self.user_id)
         own = [d.doc_id for d in docs if self.document_outline(d.doc_id).language == plan.language]
         if len(own) == len(docs):
             return False                  # no book in the other language

@@ -28,10 +28,11 @@ def test_quoted_syntax_meets_the_books_own_placeholders(question, written):
 @pytest.mark.parametrize("question", [
     "What is a list? (see p. 3)...", "is it 5% or 10%?", "wow!! that's odd, lol!", "what does \\begin{tabular} do?",
     "my prompt should look like user@host:~/dir$", "第三章（上）讲了什么？", "please e-mail me", "is it -1 here?",
+    "what is $x& here",      # one symbol left once the name is taken off: too little to find anything by
 ])
 def test_prose_punctuation_and_named_commands_are_not_syntax(question):
     """Prose punctuation is not code, and a command with a name ("\\begin{tabular}") is found by its words."""
-    assert syntax_patterns(question) == []
+    assert syntax_patterns(question) == ()
 
 
 SHELL_BOOK = """# Shell Manual
