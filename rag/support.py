@@ -194,7 +194,8 @@ def _opposites_of(word: str) -> set[str]:
 class Verdict:
     supported: bool
     score: float                    # 0..1: how much of the claim the passage backs (1 when nothing to check)
-    reason: str = ""                # why not: "number", "negation", "opposite", "elsewhere", "order", "unbacked", "mixed"
+    reason: str = ""                # why not: "number", "negation", "opposite", "elsewhere", "order", "unbacked",
+    #                                 "unrelated" (no word or meaning of the passage), "mixed"
     details: dict = field(default_factory=dict)
 
 
@@ -209,6 +210,12 @@ CROSS_LANGUAGE_BACKED = 0.62
 # --judge auto --sweep`: even half 0.92 / 0.75 at 0.55, 0.88 / 0.79 at 0.5); read on the odd half: 0.93 of what it
 # rejects is unsupported and it rejects 0.83 of the unsupported (docs/EVALUATION.md).
 JUDGE_REJECTS = 0.55
+# A clause that shares no content word with any place of its passage and whose meaning is no closer than this
+# (the embedder's calibrated closeness, 0 = unrelated) is left out without asking the judge: the 1.5B judge said
+# yes (0.53) to "Open your terminal." over the Bash manual's passage on redirection order, and the 0.5B model had
+# written it as a how-to's first step. No labelled same-language pair, supported or not, is that far from its
+# passage (the nearest supported paraphrase, no shared word, is at 0.18).
+UNRELATED_CLOSENESS = 0.1
 
 
 def check(sentence: str, passage: str, embedder=None, judge=None) -> Verdict:
@@ -293,6 +300,8 @@ def _check_clause(clause: str, index: int, places: list[str], passage: str, vect
     place, place_terms, score = windows[at], window_terms[at], combined[at]
     details = {"place": place[:200], "lexical": round(lexical[at], 3),
                "closeness": round(closeness[at], 3) if closeness else None}
+    if closeness and max(lexical) == 0 and max(closeness) <= UNRELATED_CLOSENESS:
+        return Verdict(False, round(score, 3), "unrelated", details)
     # What the clause says against its place, read where the clause nearly copies it: a rephrasing that
     # moves, negates or opposes words differently says the same thing in other words.
     copy = wording_similarity(clause, place)

@@ -261,3 +261,12 @@ def test_the_installed_judge_is_the_bigger_model_and_catches_an_added_detail(loc
     verdict = check(invented, passage, embedders, judge)
     assert not verdict.supported and verdict.reason == "judge", verdict
     assert check("欠拟合是因为模型的学习能力相对于数据来说过于低下。", passage, embedders, judge).supported
+    # a sentence sharing no word or meaning with its passage is left out before the judge is asked (the 1.5B
+    # model said yes, 0.53, to a how-to's first step the 0.5B model wrote over a passage on redirections)
+    redirections = ("For example, the command ls > dirlist 2>&1 directs both standard output (file descriptor 1) and "
+                    "standard error (file descriptor 2) to the file dirlist, while the command ls 2>&1 > dirlist "
+                    "directs only the standard output to file dirlist.")
+    unrelated = check("Open your terminal.", redirections, embedders, judge)
+    assert not unrelated.supported and unrelated.reason == "unrelated" and "p_yes" not in unrelated.details, unrelated
+    assert check("The command ls > dirlist 2>&1 sends both standard output and standard error to dirlist.",
+                 redirections, embedders, judge).supported
