@@ -289,9 +289,13 @@ def _read_document(pdf: pdfium.PdfDocument, name: str, label: str, progress: Pro
     body_size = _body_size(pages)
     _drop_running_lines(pages)
     _mark_paragraph_breaks(pages)
+    contents = [] if has_outline else printed_contents(pages)
     if has_outline:
         _mark_outline_headings(pages, outline)
         source = "outline"
+    elif contents:
+        _mark_outline_headings(pages, contents)
+        source = "contents"
     else:
         found = _mark_size_headings(pages, body_size)
         source = "font-size" if found else "none"
@@ -736,6 +740,54 @@ def _mark_outline_headings(pages: list[list[_Line]], outline: list[tuple[int, st
                 lines[prev].drop = True
             line.heading = level
             cursor = i + 1
+
+
+# --- a printed table of contents, when the PDF has no bookmarks ------------------------------------------------
+# A tutorial typeset without bookmarks and with section titles in the body's own size ("3. The Remaining PARI
+# Types.") had no outline at all: "summarize chapter 3" found no chapter 3. Its contents page lists every section
+# with its printed page; that list, placed on the pages it names, is the outline.
+_CONTENTS_ENTRY = re.compile(r"^(?P<title>\S.*?\S)\s*(?:[.·…・]\s*){3,}\s*(?P<page>\d{1,4})$")
+_ENTRY_NUMBER = re.compile(r"^(?:chapter\s+|第)?(?P<n>\d+(?:\.\d+)*)\.?(?:\s|章|节|$)", re.IGNORECASE)
+CONTENTS_PAGES_READ = 20          # a contents page is near the front
+CONTENTS_MIN_ENTRIES = 4
+CONTENTS_MAX_OFFSET = 40          # the physical page is the printed one plus this at most (front matter)
+
+
+def printed_contents(pages: list[list[_Line]]) -> list[tuple[int, str, int]]:
+    """(level, title, page index) for each entry of the document's printed contents ("12.1. Elements . . . 35"),
+    placed by the one page offset under which most entries' titles are found on their pages; [] when there is no
+    such list or too few of its titles are found (the caller then reads headings from font sizes)."""
+    entries: list[tuple[int, str, int]] = []
+    first_body = 0
+    for index, lines in enumerate(pages[:CONTENTS_PAGES_READ]):
+        found = [m for m in (_CONTENTS_ENTRY.match(line.text.strip()) for line in lines if not line.drop) if m]
+        if len(found) < CONTENTS_MIN_ENTRIES and not (entries and index == first_body and found):
+            continue
+        first_body = index + 1          # a list that runs on to the next page
+        for m in found:
+            title = " ".join(m.group("title").split()).rstrip(" .")
+            number = _ENTRY_NUMBER.match(title)
+            level = min(number.group("n").count(".") + 1, 6) if number else 1
+            entries.append((level, title, int(m.group("page"))))
+    if len(entries) < CONTENTS_MIN_ENTRIES:
+        return []
+    best, best_found = None, 0
+    for offset in range(-1, CONTENTS_MAX_OFFSET + 1):
+        found = sum(1 for _, title, printed in entries if _title_on_page(pages, printed - 1 + offset, title,
+                                                                        after=first_body))
+        if found > best_found:
+            best, best_found = offset, found
+    if best is None or best_found < max(CONTENTS_MIN_ENTRIES - 1, len(entries) // 2):
+        return []
+    placed = [(level, title, printed - 1 + best) for level, title, printed in entries]
+    return [entry for entry in placed if first_body <= entry[2] < len(pages)]
+
+
+def _title_on_page(pages: list[list[_Line]], index: int, title: str, *, after: int) -> bool:
+    if not after <= index < len(pages):
+        return False
+    title_norm = _norm(title)
+    return bool(title_norm) and any(_norm(line.text).startswith(title_norm) for line in pages[index] if not line.drop)
 
 
 def _is_heading_text(text: str, max_words: int) -> bool:

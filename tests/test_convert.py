@@ -190,6 +190,36 @@ def test_headings_come_from_the_outline(tmp_path):
     assert_spans_cover(doc)
 
 
+def test_headings_come_from_a_printed_contents_page_without_bookmarks(tmp_path):
+    """A tutorial with no bookmarks whose section titles are set in the body's own size: its contents page
+    ("2.1. Numbers . . . 2", printed page 1 being the PDF's third) is the outline, each title marked where its page
+    has it, so "chapter 2" exists."""
+    lines = lambda *text: body(list(text))        # noqa: E731 - one page of body-size lines
+    pages = [
+        lines("A Tutorial for Counting", "The Counting Group"),
+        lines("Contents", "1. Greetings . . . . . . . . . . . 1", "2. Warming up . . . . . . . . . . 2",
+              "2.1. Numbers . . . . . . . . . . 2", "2.2. Words . . . . . . . . . . . 3",
+              "3. Going further . . . . . . . . 3"),
+        lines("1. Greetings.", "You type count to start the program, and it greets you."),
+        lines("2. Warming up.", "Counting starts at one.", "2.1. Numbers.", "Numbers are counted one by one."),
+        lines("2.2. Words.", "Words are counted by their spaces.", "3. Going further.", "Counting backwards."),
+    ]
+    doc = convert_file(write(tmp_path, "tutorial.pdf", make_pdf(pages)))
+
+    got = [(h.level, h.title, page_of(doc, h.char_offset)) for h in doc.headings]
+    assert got == [(1, "1. Greetings.", 3), (1, "2. Warming up.", 4), (2, "2.1. Numbers.", 4),
+                   (2, "2.2. Words.", 5), (1, "3. Going further.", 5)], got
+    assert "Contents" in page_text(doc, 2) and "# 2" not in page_text(doc, 2)     # the list stays text
+
+
+def test_a_contents_list_whose_titles_are_not_on_their_pages_is_not_an_outline(tmp_path):
+    """An index or a price list with dotted leaders is not a table of contents: its titles are not where it says."""
+    pages = [body(["Prices", "Apples . . . . . . 12", "Pears . . . . . . 14", "Plums . . . . . . 15",
+                   "Grapes . . . . . . 19"])] + [body([f"Page {i} talks about the weather."]) for i in range(4)]
+    doc = convert_file(write(tmp_path, "prices.pdf", make_pdf(pages)))
+    assert doc.headings == [] or all("Apples" not in h.title for h in doc.headings)
+
+
 def test_headings_come_from_font_sizes_without_an_outline(tmp_path):
     filler = [f"Body sentence number {i} explains a detail of the subject at some length." for i in range(12)]
     page = ([("F1", 24, 72, 740, "Understanding Rivers")]
