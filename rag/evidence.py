@@ -779,12 +779,15 @@ def evidence_strength(evidence: list[Evidence], unknown: list[str] | None = None
 UNKNOWN_WORD_PENALTY = 0.15   # near-miss set 5 -> 15 of 20 refused; FinanceBench answerable 7 -> 8 of 58 ("capex")
 UNKNOWN_WORDS_MIN_CHUNKS = 100   # a word missing from a short note says little; from a 30-page filing, more
 _WORD = re.compile(r"[A-Za-z]+")
+_COMPOUND_FIRST = re.compile(r"\b([A-Za-z]+)-(?=[A-Za-z])")
 # Words that shape an English question rather than name what it asks about, and a reader's fillers
 # ("can someone explain the … thing?", "what does this stuff actually do").
 _QUESTION_PHRASING = frozenset("many much kind kinds type types explain describe tell please mean means "
                                "happen happens difference someone somebody anyone anybody something thing things "
                                "stuff actually really basically literally confused understand anyway thanks "
                                "guys okay "
+                               # a reader's hedge: "all those e.disc style things", "C-style loops"
+                               "style "
                                # contractions typed without the apostrophe ("\\addlyrics doesnt seem to be enough")
                                "doesnt dont didnt isnt arent wasnt werent cant couldnt shouldnt wouldnt wont havent "
                                "hasnt hadnt aint thats whats theres".split())
@@ -807,9 +810,12 @@ def unknown_words(question: str, document_frequency: dict[str, int], n_chunks: i
     words = _WORD.findall(question)
     # the document's forms searched beside a reader's word ("folder (directory)") are ours, not the reader's
     added = {other for word in words for other in other_forms(word)}
+    # not a word of its own: the first part of a hyphenated compound ("multi" of "multi-line stuff": the compound
+    # is judged by its last part)
+    hedges = {m.group(1).lower() for m in _COMPOUND_FIRST.finditer(question)}
     for word in words:
         token = word.lower()
-        if token in added:
+        if token in added or token in hedges:
             continue
         if len(word) < 4 or any(c.isupper() for c in word[1:]) or token in _QUESTION_PHRASING or \
                 token in STOPWORDS:

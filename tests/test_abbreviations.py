@@ -81,3 +81,16 @@ def test_a_word_whose_other_form_the_library_holds_is_not_unknown(tmp_path):
     held = {word: 5 for word in df}
     assert unknown_words(focus, {**held, "folder": 0, "directory": 12}, 500) == []
     assert unknown_words(focus, {**held, "folder": 0, "directory": 0}, 500) == ["folder"]
+
+
+def test_the_first_part_of_a_compound_and_a_hedge_are_not_unknown():
+    """A learner's "multi-line stuff" and "all those e.disc style things" over a tutorial that never writes "multi"
+    or "style": neither is a word the question hinges on, so neither lowers the evidence; the compound's last part
+    and the other words are still judged."""
+    from rag.evidence import unknown_words
+    question = "how do i run my commands from a file, also multi-line stuff? and all those e.disc style things"
+    held = {word: 3 for word in ("commands", "file", "line", "disc", "also", "those")}
+    unknown = unknown_words(question, {**held, "multi": 0, "style": 0, "stuff": 0, "things": 0}, 500)
+    assert unknown == [], unknown
+    assert unknown_words(question, {**held, "multi": 0, "style": 0, "line": 0}, 500) == ["line"]
+    assert unknown_words("is a non-empty sheet allowed?", {"empty": 0, "sheet": 4, "allowed": 2}, 500) == ["empty"]
