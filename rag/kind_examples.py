@@ -28,6 +28,9 @@ KIND_EXAMPLES: dict[str, list[str]] = {
     "explain": [
         "Explain how the flight control law works.", "Can you explain what recursion is?",
         "Explain the idea of a hash table in simple terms.", "What does it mean for an object to be mutable?",
+        # what a thing is for, asked by someone lost in its output ("whats the point of ellinit? … i dont get it")
+        "What's the point of the init function? I don't get what it gives me.", "whats the point of a context manager",
+        "这个初始化函数到底有啥用？输出一堆数看不懂", "What is a virtual environment for, really?",
         "Help me understand the bias-variance tradeoff.", "I don't get what a closure is, can you explain?",
         "Explain what the attention mechanism does.", "Describe how the immune response works.",
         "What is meant by inheritance in object-oriented programming?", "Explain the concept of opportunity cost.",

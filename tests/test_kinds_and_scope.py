@@ -36,7 +36,9 @@ UNSEEN = {
                 "What is a generator?", "What is gradient clipping?", "什么是梯度下降？", "集成学习是什么？",
                 # notation asked about, with or without its chapter (unseen ue-024 was summarized as chapter 11)
                 "模型公式里 y ~ x - 1 是啥意思？", "In chapter 11, what does y ~ x - 1 mean?",
-                "第3章里的 `$` 符号是什么意思？"],
+                "第3章里的 `$` 符号是什么意思？",
+                # what a thing is for (unseen u5e-006 was read as a lookup)
+                "whats even the point of a lambda? i never get what its for", "装饰器到底有什么用？看不懂"],
     "lookup": ["What is the default port of the server?", "What is the deadline for the report?",
                "GPT-2 的词表有多大？", "Which year was the second edition published?"],
 }
