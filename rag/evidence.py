@@ -812,10 +812,10 @@ def unknown_words(question: str, document_frequency: dict[str, int], n_chunks: i
     added = {other for word in words for other in other_forms(word)}
     # not a word of its own: the first part of a hyphenated compound ("multi" of "multi-line stuff": the compound
     # is judged by its last part)
-    hedges = {m.group(1).lower() for m in _COMPOUND_FIRST.finditer(question)}
+    first_parts = {m.group(1).lower() for m in _COMPOUND_FIRST.finditer(question)}
     for word in words:
         token = word.lower()
-        if token in added or token in hedges:
+        if token in added or token in first_parts:
             continue
         if len(word) < 4 or any(c.isupper() for c in word[1:]) or token in _QUESTION_PHRASING or \
                 token in STOPWORDS:

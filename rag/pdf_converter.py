@@ -771,10 +771,11 @@ def printed_contents(pages: list[list[_Line]]) -> list[tuple[int, str, int]]:
             entries.append((level, title, int(m.group("page"))))
     if len(entries) < CONTENTS_MIN_ENTRIES:
         return []
+    norms: dict[int, list[str]] = {}      # each page's lines, normalised once for every offset tried
     best, best_found = None, 0
     for offset in range(-1, CONTENTS_MAX_OFFSET + 1):
-        found = sum(1 for _, title, printed in entries if _title_on_page(pages, printed - 1 + offset, title,
-                                                                        after=first_body))
+        found = sum(1 for _, title, printed in entries
+                    if _title_on_page(pages, norms, printed - 1 + offset, _norm(title), after=first_body))
         if found > best_found:
             best, best_found = offset, found
     if best is None or best_found < max(CONTENTS_MIN_ENTRIES - 1, len(entries) // 2):
@@ -783,11 +784,15 @@ def printed_contents(pages: list[list[_Line]]) -> list[tuple[int, str, int]]:
     return [entry for entry in placed if first_body <= entry[2] < len(pages)]
 
 
-def _title_on_page(pages: list[list[_Line]], index: int, title: str, *, after: int) -> bool:
-    if not after <= index < len(pages):
+def _title_on_page(pages: list[list[_Line]], norms: dict[int, list[str]], index: int, title_norm: str, *,
+                   after: int) -> bool:
+    """Whether a line of page `index` (a body page, after the contents) is the title, as _mark_outline_headings
+    will look for it."""
+    if not title_norm or not after <= index < len(pages):
         return False
-    title_norm = _norm(title)
-    return bool(title_norm) and any(_norm(line.text).startswith(title_norm) for line in pages[index] if not line.drop)
+    if index not in norms:
+        norms[index] = [_norm(line.text) for line in pages[index] if not line.drop]
+    return any(_matches_title(line, title_norm) for line in norms[index])
 
 
 def _is_heading_text(text: str, max_words: int) -> bool:

@@ -580,8 +580,8 @@ class RAGTool:
         answer.seconds = time.perf_counter() - started
         yield answer
 
-    def _answer(self, question, plan: QuestionPlan, docs, history, memory_context, notices, queries, options,
-                own_words=None) -> Iterator:
+    def _answer(self, question, plan: QuestionPlan, docs: list[DocumentRecord], history, memory_context, notices,
+                queries, options, own_words=None) -> Iterator:
         """Retrieval (within the scope the question names), evidence, then the answer in the plan's shape."""
         within = frozenset(c.chunk_id for c in self.scope_chunks(plan.scope)) if plan.scope else None   # pieces' chunks
         # a side or part of a question naming a book is looked for in that book ("random forests" in the pumpkin
@@ -744,11 +744,11 @@ class RAGTool:
         waiting = self._model_waiting()
         return Notice(prompts.QUEUED.format(n=waiting), key="notice_queued", n=waiting) if waiting else ""
 
-    def _all_in_other_language(self, plan: QuestionPlan, docs) -> bool:
+    def _all_in_other_language(self, plan: QuestionPlan, docs: list[DocumentRecord]) -> bool:
         """Whether the person's documents are all in a language other than the question's."""
         return bool(docs) and all(self.document_outline(d.doc_id).language != plan.language for d in docs)
 
-    def _quotes_other_books(self, question: str, plan: QuestionPlan, docs) -> bool:
+    def _quotes_other_books(self, question: str, plan: QuestionPlan, docs: list[DocumentRecord]) -> bool:
         """Whether the question quotes words of the other language that only its books hold ("…为什么要求
         operational readiness flight？" over the FAA notice): at least QUOTED_WORDS_FOR_TRANSLATION of them that no
         book in the question's language contains. "BERT 做 MLM 的时候…" quotes words its Chinese book uses too: no."""
