@@ -45,11 +45,25 @@ def has_cjk(text: str) -> bool:
     return CJK_CHAR.search(text) is not None
 
 
+# Characters of Chinese grammar (particles, question words, measure words, common verbs): a text that has one and
+# at most one English function word is Chinese, however many English terms it quotes ("Batch Norm 和 Layer Norm
+# 有什么区别？", "dpkg-buildpackage、pbuilder 这几个到底啥关系").
+_CHINESE_GRAMMAR = re.compile("[的了吗呢吧啥么什怎哪为和与是有在里把被这那几个不没能会要该用]")
+_ENGLISH_GRAMMAR = frozenset(w for w in STOPWORDS if w.isascii())
+
+
 def detect_language(text: str) -> str:
-    """'zh' when a meaningful share of letters are CJK, else 'en'. Good enough to route pipelines."""
+    """'zh' when a meaningful share of letters are CJK, or Chinese grammar holds English terms; else 'en'. Good
+    enough to route pipelines."""
     cjk = len(CJK_CHAR.findall(text))
-    latin = len(re.findall(r"[A-Za-z]", text))
-    return "zh" if cjk and cjk * 3 >= latin else "en"
+    if not cjk:
+        return "en"
+    if cjk * 3 >= len(re.findall(r"[A-Za-z]", text)):
+        return "zh"
+    if _CHINESE_GRAMMAR.search(text) and \
+            sum(w.lower() in _ENGLISH_GRAMMAR for w in _LATIN_WORD.findall(text)) <= 1:
+        return "zh"
+    return "en"
 
 
 def other_language_words(text: str) -> list[str]:

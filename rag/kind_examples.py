@@ -81,6 +81,7 @@ KIND_EXAMPLES: dict[str, list[str]] = {
         "批归一化和层归一化有什么差别？", "递归和循环哪个更好？", "深拷贝和浅拷贝的区别？", "对比一下 Encoder 与 Decoder。",
         "局部变量和全局变量有何不同？", "线性回归与对数几率回归的区别？", "K 均值和层次聚类相比如何？",
         "预训练和微调有什么区别？", "Pre-LN 和 Post-LN 哪个好？", "方法和函数是一回事吗？",
+        "随机森林跟决策树比起来怎么样？", "Adam 和 SGD 比较起来哪个收敛快？",
     ],
     "summarize": [
         "Summarize chapter two.", "Summarize what chapter 10 teaches.", "What does the chapter on dictionaries cover?",

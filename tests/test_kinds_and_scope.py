@@ -67,6 +67,25 @@ def test_every_kind_has_examples_in_both_languages():
         assert langs.count("en") >= 20 and langs.count("zh") >= 15, kind
 
 
+@pytest.mark.parametrize("language, question", [
+    # Chinese grammar around English terms: a Chinese question (learner_zh lz-017, unseen3_zh u3z-009,
+    # unseen5_zh u5z-009 read as English before)
+    ("zh", "Batch Norm 和 Layer Norm 有什么区别？为什么 Transformer 用 Layer Norm？"),
+    ("zh", "import graph、access graph、from graph access axes 这几种写法有什么不一样"),
+    ("zh", "dpkg-buildpackage、debuid、pbuilder、pdebuild 这几个到底啥关系，晕了"),
+    ("zh", "Learning Python 里的 tuple 有什么用？"),
+    ("zh", "sumalt 是干嘛用的？听说还能算发散级数？？"),
+    # English grammar around Chinese terms stays English
+    ("en", "What does 过拟合 mean in the pumpkin book?"),
+    ("en", "How does gradient descent relate to 梯度下降 and the learning rate?"),
+    ("en", "Explain 支持向量机 kernel trick"),
+    ("en", "Summarize chapter 3 of 机器学习"),
+])
+def test_a_questions_language_is_the_language_of_its_grammar(language, question):
+    from core.text import detect_language
+    assert detect_language(question) == language
+
+
 @pytest.mark.parametrize("question, unit, number, pages, topic", [
     ("Summarize what chapter 10 teaches.", "chapter", "10", None, ""),
     ("What does ch. 4 cover?", "chapter", "4", None, ""),
