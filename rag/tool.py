@@ -51,7 +51,7 @@ from rag.worked import widened
 from rag.store import MAX_COUNTED_TERMS, DocumentRecord, DocumentStore
 from rag.summary import Digest, digest_chapters, digest_chunks, digest_node
 from rag.support import check as support_check
-from rag.translated_lead import (cleaned_translation, lead_to_translate, needs_translation, translation_holds,
+from rag.translated_lead import (cleaned_translation, lead_to_translate, prose_needs_translation, translation_holds,
                                  with_translated_lead)
 from rag.types import CITATION_MARK, Answer, Chunk, ConvertedDocument, IngestResult, SearchHit, SourcesEvent
 
@@ -966,6 +966,8 @@ class RAGTool:
                     prompts.ALL_UNSUPPORTED_TRANSLATED_NOTICE_ZH if zh else prompts.ALL_UNSUPPORTED_TRANSLATED_NOTICE,
                     key="notice_all_unsupported")
             return instead
+        # the model answered in the book's language, not the reader's: its first paragraph, translated, goes first
+        self._in_readers_language(question, answer, book_words=False)
         quoted = add_book_answer(answer, book, zh=zh) if book is not None else \
             add_supporting_quote(answer, evidence, budget=shape.budget, worked_chars=shape.worked_chars)
         if quoted:
@@ -990,11 +992,12 @@ class RAGTool:
         yield answer.text
         return answer
 
-    def _in_readers_language(self, question: str, answer: Answer) -> None:
+    def _in_readers_language(self, question: str, answer: Answer, *, book_words: bool = True) -> None:
         """An answer in the other language's words gets its first passage translated above them, shown as a
         translation and kept only when it holds against that passage (rag.translated_lead.translation_holds:
-        numbers, negations, meaning); left as it was when there is nothing to translate or it does not hold."""
-        if self.llm is None or not needs_translation(question, answer.text):
+        numbers, negations, meaning); left as it was when there is nothing to translate or it does not hold.
+        `book_words` False: the answer is the model's checked sentences, not the book's (no heading over them)."""
+        if self.llm is None or not prose_needs_translation(question, answer.text):
             return
         lead = lead_to_translate(answer.text)
         if lead is None:
@@ -1012,7 +1015,7 @@ class RAGTool:
                 not translation_holds(translation, source, self.dense):
             log.info("the translation of the answer's first passage was not shown: %r", translation[:200])
             return
-        answer.text = with_translated_lead(answer.text, translation, n, language == "zh")
+        answer.text = with_translated_lead(answer.text, translation, n, language == "zh", book_words=book_words)
         answer.llm = self.llm.model
 
     def ask(self, question: str, **kwargs) -> Answer:

@@ -31,6 +31,15 @@ def needs_translation(question: str, book_text: str) -> bool:
     return bool(book_text.strip()) and detect_language(book_text) != detect_language(question)
 
 
+_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
+
+
+def prose_needs_translation(question: str, text: str) -> bool:
+    """The words of an answer, leaving its code out, are in another language than the question's: a small model
+    asked in Chinese about an English book often answers in the book's English (u5e-021 "sumalt 是干嘛用的？")."""
+    return needs_translation(question, _CODE.sub(" ", text))
+
+
 def lead_to_translate(book_text: str) -> tuple[str, int] | None:
     """The answer's first paragraph without its markup, cut after whole sentences to MAX_LEAD_CHARS, and the
     citation number it carries; None when it cites nothing (a translation is shown only as one of a cited passage)."""
@@ -86,7 +95,10 @@ def cleaned_translation(reply: str) -> str:
     return CITATION_MARK.sub("", line).strip()
 
 
-def with_translated_lead(book_text: str, translation: str, n: int, zh: bool) -> str:
-    """The translation as one, then the book's words under their heading, both in the reader's language."""
+def with_translated_lead(text: str, translation: str, n: int, zh: bool, *, book_words: bool = True) -> str:
+    """The translation as one, then the text it was made from: the book's words under their heading (in the
+    reader's language), or, with `book_words` False, a model's checked sentences as they were."""
     lead = (prompts.TRANSLATED_LEAD_ZH if zh else prompts.TRANSLATED_LEAD).format(n=n, text=translation)
-    return f"{lead}\n\n{BOOK_HEADING_ZH if zh else BOOK_HEADING}\n\n{book_text}"
+    if not book_words:
+        return f"{lead}\n\n{text}"
+    return f"{lead}\n\n{BOOK_HEADING_ZH if zh else BOOK_HEADING}\n\n{text}"

@@ -479,6 +479,30 @@ def test_an_answer_in_the_books_language_gets_its_first_passage_translated_when_
     assert "过拟合是指" in answer.text
 
 
+def test_a_model_answer_in_the_books_language_gets_its_first_paragraph_translated_for_the_reader(
+        llm_settings, fake_llm):
+    """A Chinese question about an English book that the model answers in the book's English (its sentences hold):
+    the reader gets its first paragraph in Chinese, marked as a translation, above the model's sentences; a
+    translation that adds a number is not shown. A Chinese answer to the same question is left as it is."""
+    tool = two_books(llm_settings)
+    fake_llm.translation = "What is a tuple in Learning Python?"
+    fake_llm.answer = "Tuples can be used as dictionary keys [1]."
+    fake_llm.quote_translation = "元组可以用作字典的键。"
+    answer = tool.ask("Learning Python 里的 tuple 有什么用？")
+    assert not answer.refused and answer.text.startswith("*译自 [1]：*元组可以用作字典的键。 [1]"), answer.text
+    assert "Tuples can be used as dictionary keys" in answer.text
+    assert "**书中原文**" not in answer.text.split("Tuples can be used")[0]   # the model's words, not the book's
+
+    fake_llm.quote_translation = "元组可以用作 3 个字典的键。"
+    answer = tool.ask("Learning Python 里的 tuple 能用来干什么？")
+    assert not answer.refused and "译自" not in answer.text and "3 个" not in answer.text, answer.text
+
+    fake_llm.answer = "元组（tuple）可以用作字典的键 [1]。"
+    fake_llm.quote_translation = "不该被问到。"
+    answer = tool.ask("Learning Python 里的 tuple 可以做什么？")
+    assert "译自" not in answer.text and "不该被问到" not in answer.text, answer.text
+
+
 def test_the_lead_to_translate_is_the_first_cited_paragraph_in_whole_sentences():
     from rag.translated_lead import MAX_LEAD_CHARS, lead_to_translate, needs_translation
     text = "**过拟合是指学习器把训练样本自身的特点当作一般性质。** [2]\n\n> 欠拟合是指尚未学好。 [3]"
