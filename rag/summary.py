@@ -129,11 +129,17 @@ def _by_pages(node: OutlineNode, inside: list[Chunk]) -> list[SectionDigest]:
     pages = sorted({s.page for s in candidates if s.page is not None})
     n = min(LEAF_PAGE_GROUPS, len(pages))
     runs = [pages[len(pages) * k // n: len(pages) * (k + 1) // n] for k in range(n)]
+    # each run's topics against the other runs: a manual's section names its commands as it goes (PARI's plotting
+    # section: ploth, then plotinit and the rectangles, then plotexport), which one sentence a run leaves out
+    topics = section_topics([[c for c in inside if c.page_start is not None and run[0] <= c.page_start <= run[-1]]
+                             for run in runs])
     out = []
-    for run in runs:
+    for run, run_topics in zip(runs, topics):
         sentences = _best_sentences([c for c in candidates if c.page in run], node.title, sentences_per_section(n))
         if sentences:
-            out.append(SectionDigest("", node.path, run[0], run[-1], sentences))
+            section = SectionDigest("", node.path, run[0], run[-1], sentences)
+            section.topics = [t for t in run_topics if not _said(t, section)]
+            out.append(section)
     return out
 
 
@@ -141,7 +147,10 @@ def _by_pages(node: OutlineNode, inside: list[Chunk]) -> list[SectionDigest]:
 # sentence a section missed what it goes on to teach (the fill section's 渐变, the draw section's 箭头).
 MAX_TOPICS = 4
 TOPIC_MIN_COUNT = 3
-TOPIC_MAX_ZIPF = 5.0        # wordfreq: "支持", "空间", "following" are everyone's words; "渐变", "canvas" a topic's
+# wordfreq: "支持" (5.65), "空间", "following" are everyone's words; "渐变" (3.17), "canvas" (3.96) a topic's. English
+# words of 4.3 and more are a text's ordinary words, not what a section teaches ("initial" 4.72, "function" 4.78,
+# "larger", "defined", "applies"), which the PARI tutorial's summary listed as its sections' topics
+TOPIC_MAX_ZIPF = {"zh": 5.0, "en": 4.3}
 _TOPIC_WORD = re.compile(r"[A-Za-z][A-Za-z_]{3,}|[\u4e00-\u9fff]{2,}")
 
 
@@ -155,6 +164,7 @@ def section_topics(groups: list[list[Chunk]]) -> list[list[str]]:
     from wordfreq import zipf_frequency
     texts = [_prose_of(chunks) for chunks in groups]
     zh = detect_language(" ".join(t for units in texts for t in units[:20])) == "zh"
+    language = "zh" if zh else "en"
     counts: list[Counter] = []
     spelled: dict[str, Counter] = {}
     for units in texts:
@@ -170,7 +180,7 @@ def section_topics(groups: list[list[Chunk]]) -> list[list[str]]:
     for count in counts:
         scored = [(n * math.log((1 + len(groups)) / (1 + holding[key])), key) for key, n in count.items()
                   if n >= TOPIC_MIN_COUNT and holding[key] < len(groups) and
-                  zipf_frequency(spelled[key].most_common(1)[0][0], "zh" if zh else "en") <= TOPIC_MAX_ZIPF]
+                  zipf_frequency(spelled[key].most_common(1)[0][0], language) <= TOPIC_MAX_ZIPF[language]]
         best = [key for score, key in sorted(scored, key=lambda t: (-t[0], t[1])) if score > 0][:MAX_TOPICS]
         out.append([spelled[key].most_common(1)[0][0] for key in best])
     return out

@@ -35,7 +35,8 @@ _EN_NOT_TERMS = {
     "it", "this", "that", "these", "those", "there", "here", "which", "what", "one", "they", "he", "she", "we",
     "you", "i", "its", "result", "example", "following", "figure", "table", "chapter", "section", "exercise",
     "book", "reader", "answer", "problem", "way", "thing", "case", "part", "idea", "goal", "reason", "point",
-    "first", "second", "next", "last", "other", "another", "each", "all", "some", "most", "many", "such",
+    "first", "second", "third", "fourth", "fifth", "final", "former", "latter", "used", "next", "last", "other",
+    "another", "each", "all", "some", "most", "many", "such",
     "output", "value", "code", "program", "same", "difference", "rest", "purpose", "solution", "also", "not",
     "sometimes", "often", "usually", "generally", "typically", "perhaps", "whenever", "because", "if", "when", "while", "since", "although", "so", "but", "and", "or", "then", "now",
 }

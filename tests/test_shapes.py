@@ -538,6 +538,30 @@ def test_a_chapter_without_sections_is_summarized_page_run_by_page_run(tmp_path)
     assert answer.text.index(topics[0]) < answer.text.index(topics[-1])    # in the book's order
 
 
+def test_a_run_of_pages_names_the_commands_it_goes_on_to_teach_not_ordinary_words(tmp_path):
+    """A manual's chapter without sections, read page run by page run: a run's summary line also names the words
+    it uses far more than the other runs (the commands it introduces), and not everyday words it repeats."""
+    from core.settings import Settings
+    from tests.test_convert import body, make_pdf, write
+    pages = [body(["Chapter 1 Plotting", "The plotting chapter says how a graph is drawn on the screen."])]
+    for n in range(6):
+        extra = ["The rectwindow is a virtual rectangle that holds one drawing.",
+                 "Each rectwindow is drawn by plotdraw, which takes a list of rectwindow numbers.",
+                 "A rectwindow keeps its initial size, and the initial size is the initial screen size."] \
+            if n in (3, 4) else [f"Page {n} of the tutorial shows a plain graph of a sine function."]
+        pages.append(body([f"This page of the chapter draws curve number {n} on the screen.", *extra]))
+    pages.append(body(["Chapter 2 Numbers", "The numbers chapter lists the number types."]))
+    outline = [("Chapter 1 Plotting", 0, []), ("Chapter 2 Numbers", 7, [])]
+    path = write(tmp_path, "manual.pdf", make_pdf(pages, outline=outline))
+    tool = RAGTool("learner", Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none"))
+    tool.add_document(path)
+    _, answer = ask(tool, "Summarize chapter 1")
+    assert answer.kind == "summarize" and not answer.refused
+    lines = [line for line in answer.text.splitlines() if line.startswith("- ")]
+    assert any("rectwindow" in line for line in lines), answer.text
+    assert not any("also:" in line and "initial" in line.split("(also:")[1] for line in lines), answer.text
+
+
 
 _OTHER_SECTIONS = [("Clip", "The clip command cuts a picture to the inside of a path."),
                    ("Erase", "The erase command clears a picture of everything drawn on it."),
