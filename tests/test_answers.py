@@ -616,7 +616,7 @@ def test_a_question_to_translate_shows_its_passages_while_the_model_answers_anot
 def test_the_local_model_composes_a_cited_checked_answer_and_names_itself(tmp_path, local_model_dir):
     from core.settings import Settings
     s = Settings(_env_file=None, data_dir=tmp_path / "data", llm_model_dir=local_model_dir, llm_backend="local",
-                 llm_temperature=0.0, llm_local_max_tokens=80)
+                 llm_temperature=0.0, llm_local_max_tokens=80, support_judge="none")
     tool = RAGTool("reader", s)
     tool.add_text(BOOK, title="Think Python notes", name="think.md")
     tool.add_text(ZH, title="南瓜书笔记", name="pumpkin.md")
