@@ -32,7 +32,6 @@ from rag.answer import (Source, add_book_answer, add_supporting_quote, attribute
                         drop_unsupported, evidence_citations, extractive_answer, focused_sources, has_words, refusal,
                         says_not_found, stream_composed_answer, whole_chunk_sources, without_echo)
 from rag.compare import comparison_sides
-from rag.crossrefs import referenced_numbers
 from rag.abbreviations import spell_out
 from rag.focus import search_focus
 from rag.evidence import (Evidence, QuestionTerms, discount_document_names, discount_statement_names,
@@ -104,9 +103,6 @@ QUOTED_WORDS_FOR_TRANSLATION = 2   # quoted words of the other language, held on
 MAX_QUOTED_WORDS_READ = 6          # about such a book (the first few looked up)
 MAX_TRANSLATED_WORDS = 3           # unknown words translated one by one (a model call each)
 EARLY_SOURCES = 5                  # passages shown while a question waits for the model to translate it
-# The best passages read for pointers to other sections, and the most sections followed (rag.crossrefs)
-REFERRING_UNITS = 3
-MAX_REFERRED_SECTIONS = 2
 PART_KINDS = ("lookup", "explain", "why", "howto", "example")   # kinds whose two asks are answered part by part
 
 
@@ -670,39 +666,10 @@ class RAGTool:
         return (yield from self._composed(question, hits, evidence, history, memory_context, notices, shape, book))
 
     def _searched(self, question: str, plan: QuestionPlan, terms, within, translation: str | None, options):
-        """The retrieval (of the question and its translation, if any) and its evidence judged by the question;
-        a section the best passages point to ("see Section 9.1") joins them (`_with_referred_sections`)."""
+        """The retrieval (of the question and its translation, if any) and its evidence judged by the question."""
         result = self.retrieve(question, within=within, also=(translation,) if translation else (), **options)
         hits = result.answering_hits
-        evidence = self.evidence(question, hits, terms, kind=plan.kind) if hits else []
-        if within is None and evidence and self._with_referred_sections(question, result, evidence):
-            evidence = self.evidence(question, result.answering_hits, terms, kind=plan.kind)
-        return result, evidence
-
-    def _with_referred_sections(self, question: str, result: RetrievalResult, evidence: list[Evidence]) -> bool:
-        """The best chunk, for the question, of each section the best passages send their reader to and the hits
-        hold nothing of (rag.crossrefs), put right after the hit that points to it (the evidence reads the first
-        hits: rag.evidence.score_evidence). True when one was added."""
-        held = {h.chunk.chunk_id for h in result.hits}
-        added = 0
-        for e in evidence[:REFERRING_UNITS]:
-            for number in referenced_numbers(e.unit.text):
-                if added >= MAX_REFERRED_SECTIONS:
-                    break
-                outline = self.document_outline(e.hit.chunk.doc_id).outline
-                node = outline.numbered(number)
-                section = {p.chunk_id for p in chunks_under(node, outline)} if node is not None else set()
-                if not section or section & held:
-                    continue
-                found = self.retrieve(question, within=frozenset(section), top_k=1).hits
-                if not found:
-                    continue
-                at = next(i for i, h in enumerate(result.hits) if h.chunk.chunk_id == e.hit.chunk.chunk_id)
-                result.hits = result.hits[:at + 1] + found + result.hits[at + 1:]
-                held |= section
-                added += 1
-                log.info("followed %r's pointer to section %s", e.hit.chunk.chunk_id, number)
-        return added > 0
+        return result, self.evidence(question, hits, terms, kind=plan.kind) if hits else []
 
     def _book_answer(self, question, plan: QuestionPlan, evidence: list[Evidence], sides, parts: list[str],
                      shape: Shape) -> Answer:
