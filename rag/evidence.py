@@ -499,6 +499,16 @@ _ASKS_NUMBER = re.compile(r"\b(how (much|many|long|old|big|large|far)|what (was|
                           r"(by |on |until )?(what|which) (date|day|year|month))\b|多少|几|"
                           r"多长|多大|多高|哪一年|哪天|哪一天|何时|什么时候", re.IGNORECASE)
 _NUMBER = re.compile(r"\d")
+# A number that points somewhere is not a quantity: "(see Section 9.1 [Bash History Facilities], page 152)" answers
+# no "how many" question, though it outranked "The text of the last $HISTSIZE commands (default 500) is saved."
+_POINTER_NUMBER = re.compile(r"\b(?:sections?|chapters?|pages?|pp?\.|§|figures?|fig\.|tables?|equations?|eq\.|"
+                             r"appendix|exercises?|listings?)\s*\(?\d+(?:\.\d+)*\)?|\[\d+\]|第\s*\d+(?:\.\d+)*\s*[章节页]|"
+                             r"[图表式]\s*\d+(?:[.-]\d+)*", re.IGNORECASE)
+
+
+def states_a_quantity(text: str) -> bool:
+    """The text gives a number other than one that points to a section, page, figure or reference."""
+    return bool(_NUMBER.search(_POINTER_NUMBER.sub(" ", text)))
 # "多少公里", "几年", "how many years": the unit the number must come with
 _ASKED_UNIT = re.compile(r"(?:多少|几)([\u4e00-\u9fff]{1,2})|\bhow many ([a-z]+)", re.IGNORECASE)
 
@@ -608,9 +618,11 @@ _ASKS_EXHIBIT = re.compile(r"\b(?:exhibit\w*|agreement\w*|indenture\w*|filed wit
 
 # What each kind of question (rag.kinds) looks for in a unit, beside its words: a why-question a reason, a how-to
 # question steps or code, an example question an example. (unit kinds, pattern or None for any, bonus)
-_REASON = re.compile(r"\b(because|since|so that|in order to|the reason|this is why|that is why|therefore|thus|"
-                     r"which means|to avoid|to make sure|so you can|otherwise)\b|因为|由于|所以|因此|为了|从而|使得|以便|"
-                     r"原因|目的是|否则|这样", re.IGNORECASE)
+# "reason" itself: "for the same reason that 1/7 gave you 1/7: … PARI doesn't see any reason to make it inexact"
+_REASON = re.compile(r"\b(because|since|so that|in order to|reasons?|this is why|that is why|that's why|therefore|"
+                     r"thus|hence|which means|due to|caused by|as a result|to avoid|to make sure|so you can|"
+                     r"otherwise)\b|因为|由于|所以|因此|为了|从而|使得|以便|原因|目的是|否则|这样|之所以|导致|造成",
+                     re.IGNORECASE)
 _STEP = re.compile(r"^\s*(\d+[.)]\s|step\b|first\b|then\b|next\b|finally\b)|\b(you can|to do this|use the)\b|"
                    r"首先|然后|接着|最后|步骤|第[一二三四五六七八九十]步|可以通过|可以用|只需", re.IGNORECASE)
 _EXAMPLE = re.compile(r"\b(for example|for instance|e\.g\.|such as|here is|here's|like this|as an example|consider|"
@@ -734,7 +746,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
         if asks_default and _STATES_DEFAULT.search(unit.text):
             score += STATES_DEFAULT_BONUS
         if asks_number:
-            score += 0.06 if _NUMBER.search(unit.text) else -0.06
+            score += 0.06 if states_a_quantity(unit.text) else -0.06
             if unit_pattern is not None and unit_pattern.search(unit.text):
                 score += 0.06
         if not asks_about_audit and _AUDIT_BOILERPLATE.match(unit.text):
