@@ -875,9 +875,13 @@ _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
 SUPPORTED = 0.5
 
 
+_SENTENCE = re.compile(r".+?(?:(?<!\bpp)(?<!\bp)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bFig)(?<!\bNo)(?<!\bch)"
+                       r"[.!?。！？](?:\s*(?:\[\d{1,6}\]|⚠))*(?=\s|$)|(?<=[。！？])|$)", re.DOTALL)
+
+
 def answer_sentences(text: str) -> list[str]:
     """Sentences of a composed answer, each keeping the citations — and a ⚠ (rag.answer.attribute_uncited) —
-    that follow its full stop."""
-    pieces = re.finditer(r".+?(?:(?<!\bpp)(?<!\bp)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bFig)(?<!\bNo)(?<!\bch)"
-                         r"[.!?。！？](?:\s*(?:\[\d{1,6}\]|⚠))*(?=\s|$)|(?<=[。！？])|$)", text, re.DOTALL)
-    return [p.group().strip() for p in pieces if p.group().strip()]
+    that follow its full stop. A paragraph ends a sentence: a small model's line without a full stop ("Type
+    zet(s) = …") ran into the next paragraph's first sentence, which then escaped the check for repeats."""
+    return [p.group().strip() for paragraph in re.split(r"\n\s*\n", text)
+            for p in _SENTENCE.finditer(paragraph) if p.group().strip()]

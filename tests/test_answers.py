@@ -567,6 +567,19 @@ def test_a_cited_sentence_its_passage_does_not_back_is_left_out(library):
     assert [c.n for c in answer.citations] == [1, 2] and "1002" not in answer.text
 
 
+def test_a_sentence_repeated_after_a_line_without_a_full_stop_is_said_once(library):
+    """The 0.5B model wrote a line without a full stop and then, in a new paragraph, its first sentence again
+    (u5e-021): the paragraph ends the line, and the repeat is left out."""
+    from rag.answer import drop_unsupported
+    from rag.types import Answer, Citation
+    passage = "A tuple is a sequence of values. Tuples are immutable. Type t = (1, 2) to make one."
+    answer = Answer("q", "[1] Tuples are immutable sequences of values. [1] Type t = (1, 2)\n\n"
+                         "[1] Tuples are immutable sequences of values. They are made with t = (1, 2). [1]",
+                    [Citation(1, "d", "d.md", None, None, "d:1", 1.0, passage)], "llm")
+    drop_unsupported(answer, library.embedder)
+    assert answer.text.count("Tuples are immutable sequences of values") == 1, answer.text
+
+
 def test_an_uncited_sentence_no_passage_backs_is_left_out_and_its_mark_goes_with_it(library):
     """A model that cites nothing: each sentence is cited by the passage that backs it, one no passage backs is
     marked ⚠ and then left out — the ⚠ belongs to that sentence, not to the next one (it had been shown in front
