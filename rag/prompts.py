@@ -124,7 +124,9 @@ QUOTE_TRANSLATE_EXAMPLES = {
             "元组是一个值的序列，一旦创建就不能改变。")],
 }
 TRANSLATED_LEAD = "*Translated from [{n}]:* {text} [{n}]"
-TRANSLATED_LEAD_ZH = "*译自 [{n}]：*{text} [{n}]"
+# the full-width colon outside the emphasis: "*译自 [1]：*元组" is not closed by Markdown's rules (a closing * after
+# punctuation must be followed by a space or punctuation) and showed its asterisks
+TRANSLATED_LEAD_ZH = "*译自 [{n}]*：{text} [{n}]"
 
 
 def quote_translation_messages(text: str, language: str) -> list[dict]:

@@ -489,7 +489,7 @@ def test_a_model_answer_in_the_books_language_gets_its_first_paragraph_translate
     fake_llm.answer = "Tuples can be used as dictionary keys [1]."
     fake_llm.quote_translation = "元组可以用作字典的键。"
     answer = tool.ask("Learning Python 里的 tuple 有什么用？")
-    assert not answer.refused and answer.text.startswith("*译自 [1]：*元组可以用作字典的键。 [1]"), answer.text
+    assert not answer.refused and answer.text.startswith("*译自 [1]*：元组可以用作字典的键。 [1]"), answer.text
     assert "Tuples can be used as dictionary keys" in answer.text
     assert "**书中原文**" not in answer.text.split("Tuples can be used")[0]   # the model's words, not the book's
 

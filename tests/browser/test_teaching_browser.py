@@ -164,6 +164,21 @@ def test_an_answer_left_in_the_books_language_opens_with_its_passage_translated(
     page.screenshot(path=str(artefacts / "28-crosslang-translated.png"), full_page=True)
 
 
+def test_a_chinese_question_the_model_answers_in_english_opens_in_chinese(tutor, fake_llm, artefacts):
+    """The model answers a Chinese question about the English book in English, and its sentence holds: the reader
+    gets it in Chinese first, marked as a translation, then the model's sentence and the book's words."""
+    page = tutor
+    fake_llm.reset()
+    fake_llm.translation = "Why can a tuple be used as a dictionary key?"
+    fake_llm.answer = "Tuples can be used as dictionary keys [1]."
+    fake_llm.judgement = 0.95
+    fake_llm.quote_translation = "元组可以用作字典的键。"
+    answer = ask(page, "Learning Python 里的 tuple 有什么用？")
+    assert answer.startswith("译自 [1]：元组可以用作字典的键。"), answer
+    assert "Tuples can be used as dictionary keys" in answer
+    page.screenshot(path=str(artefacts / "29-crosslang-model-english.png"), full_page=True)
+
+
 def test_a_sentence_the_judge_rejects_is_not_shown(tutor, fake_llm, artefacts):
     page = tutor
     fake_llm.reset()
