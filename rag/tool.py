@@ -51,7 +51,7 @@ from rag.worked import widened
 from rag.store import MAX_COUNTED_TERMS, DocumentRecord, DocumentStore
 from rag.summary import Digest, digest_chapters, digest_chunks, digest_node
 from rag.support import check as support_check
-from rag.translated_lead import (cleaned_translation, lead_to_translate, prose_needs_translation, translation_holds,
+from rag.translated_lead import (cleaned_translation, lead_to_translate, needs_translation, translation_holds,
                                  with_translated_lead)
 from rag.types import CITATION_MARK, Answer, Chunk, ConvertedDocument, IngestResult, SearchHit, SourcesEvent
 
@@ -997,7 +997,7 @@ class RAGTool:
         translation and kept only when it holds against that passage (rag.translated_lead.translation_holds:
         numbers, negations, meaning); left as it was when there is nothing to translate or it does not hold.
         `book_words` False: the answer is the model's checked sentences, not the book's (no heading over them)."""
-        if self.llm is None or not prose_needs_translation(question, answer.text):
+        if self.llm is None or not needs_translation(question, answer.text):
             return
         lead = lead_to_translate(answer.text)
         if lead is None:

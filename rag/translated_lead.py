@@ -26,18 +26,15 @@ _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s*")
 _MARKUP = re.compile(r"\*\*|^>\s*|`", re.MULTILINE)
 
 
-def needs_translation(question: str, book_text: str) -> bool:
-    """The answer's words are in another language than the question's."""
-    return bool(book_text.strip()) and detect_language(book_text) != detect_language(question)
-
-
+# code is in no reader's language: a Chinese answer that quotes `solve(x=a,b, f(x))` is still Chinese
 _CODE = re.compile(r"```.*?```|`[^`\n]*`", re.DOTALL)
 
 
-def prose_needs_translation(question: str, text: str) -> bool:
-    """The words of an answer, leaving its code out, are in another language than the question's: a small model
-    asked in Chinese about an English book often answers in the book's English (u5e-021 "sumalt 是干嘛用的？")."""
-    return needs_translation(question, _CODE.sub(" ", text))
+def needs_translation(question: str, text: str) -> bool:
+    """The answer's words, its code left out, are in another language than the question's: the book's words, or a
+    small model's asked in Chinese about an English book (u5e-021 "sumalt 是干嘛用的？" was answered in English)."""
+    prose = _CODE.sub(" ", text)
+    return bool(prose.strip()) and detect_language(prose) != detect_language(question)
 
 
 def lead_to_translate(book_text: str) -> tuple[str, int] | None:
@@ -99,6 +96,5 @@ def with_translated_lead(text: str, translation: str, n: int, zh: bool, *, book_
     """The translation as one, then the text it was made from: the book's words under their heading (in the
     reader's language), or, with `book_words` False, a model's checked sentences as they were."""
     lead = (prompts.TRANSLATED_LEAD_ZH if zh else prompts.TRANSLATED_LEAD).format(n=n, text=translation)
-    if not book_words:
-        return f"{lead}\n\n{text}"
-    return f"{lead}\n\n{BOOK_HEADING_ZH if zh else BOOK_HEADING}\n\n{text}"
+    under = f"{BOOK_HEADING_ZH if zh else BOOK_HEADING}\n\n{text}" if book_words else text
+    return f"{lead}\n\n{under}"
