@@ -51,6 +51,16 @@ def llm_settings(tmp_path, fake_llm) -> Settings:
 
 
 @pytest.fixture(scope="session")
+def extractive_app(tmp_path_factory):
+    """The app with no language model at all (no endpoint, LLM_BACKEND=none), started once per worker, with a
+    login for each test module that needs a library of its own (tests.browser.conftest.READERS)."""
+    from tests.browser.conftest import READERS, running_app
+    with running_app(tmp_path_factory.mktemp("extractive-app"), LLM_BACKEND="none",
+                     APP_USERS=",".join(f"{u}:{p}" for u, p in READERS.items())) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
 def local_model_dir(tmp_path_factory) -> Path:
     """The packaged local model (installed by `make install`) joined and verified once per session, in a
     folder every test shares. Missing packages fail the run: a skip would hide a broken install."""

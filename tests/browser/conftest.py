@@ -2,7 +2,8 @@
 
 The app runs as a subprocess with its own data folder; it starts in a temporary working directory so a
 developer's .env cannot leak in. `live_app` has two logins (APP_USERS) and the loopback OpenAI-compatible
-test server as its LLM; `extractive_app` has no language model and no login. Screenshots go to test-artefacts/ (git-ignored) for a reviewer.
+test server as its LLM; `extractive_app` (tests/conftest.py) has no language model and a login per test module that
+needs a library of its own (READERS). Screenshots go to test-artefacts/ (git-ignored) for a reviewer.
 """
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ from tests.app_process import AppDidNotStart, app_process
 ROOT = Path(__file__).resolve().parents[2]
 ARTEFACTS = ROOT / "test-artefacts"
 USERS = {"alice": "alice-pw", "bob": "bob-pw"}
+# The no-model app's logins: one app per worker serves every module below, each in a library of its own
+# (an app start under load costs up to a minute; a login costs a second).
+READERS = {name: f"{name}-pw" for name in ("reader", "mei", "guide", "cards", "scripts")}
 # Every wait of a page (a selector, a function): generous, because on 2 cores a render or an answer can
 # queue behind a local model or an ingest in the same run; a wait that succeeds returns at once anyway.
 BROWSER_WAIT_MS = 90_000
@@ -48,44 +52,27 @@ def live_app(tmp_path_factory, fake_llm):
 
 
 @pytest.fixture(scope="session")
-def extractive_app(tmp_path_factory):
-    """The app with no language model at all (no endpoint, LLM_BACKEND=none) and no login: one local user."""
-    with running_app(tmp_path_factory.mktemp("extractive-app"), LLM_BACKEND="none") as url:
-        yield url
-
-
-@pytest.fixture(scope="session")
 def artefacts() -> Path:
     ARTEFACTS.mkdir(exist_ok=True)
     return ARTEFACTS
 
 
-def login(browser, url: str, user: str, *, locale: str = "en-US"):
-    """A fresh browser context logged in as `user`; returns (context, page) on the app's main view."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale=locale, accept_downloads=True)
+def login(browser, url: str, user: str, *, locale: str = "en-US", bypass_csp: bool = False,
+          headers: dict[str, str] | None = None):
+    """A fresh browser context logged in as `user` (USERS or READERS); returns (context, page) on the app's main
+    view. `bypass_csp`: the page's Content-Security-Policy is not enforced (a test of what escaping alone holds)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale=locale, accept_downloads=True,
+                                  bypass_csp=bypass_csp, extra_http_headers=headers or {})
     context.set_default_timeout(BROWSER_WAIT_MS)
     page = context.new_page()
     page.goto(url + "/")
     page.fill("input[type=text]", user)
-    page.fill("input[type=password]", USERS[user])
+    page.fill("input[type=password]", {**USERS, **READERS}[user])
     page.press("input[type=password]", "Enter")   # the login button's text follows the language
     page.wait_for_selector("#tabs")
     # The first visitor waits for the models to load behind on_load; the who-line says it is done.
     page.wait_for_function("document.querySelector('#who') && document.querySelector('#who').innerText.includes("
                            f"'{user}')", timeout=120_000)
-    return context, page
-
-
-def open_local(browser, url: str, *, locale: str = "en-US", bypass_csp: bool = False):
-    """A fresh browser context on an app without login; returns (context, page) once the who-line is filled.
-    `bypass_csp`: the page's Content-Security-Policy is not enforced (a test of what escaping alone holds)."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale=locale, bypass_csp=bypass_csp)
-    context.set_default_timeout(BROWSER_WAIT_MS)
-    page = context.new_page()
-    page.goto(url + "/")
-    page.wait_for_selector("#tabs")
-    page.wait_for_function("document.querySelector('#who') && document.querySelector('#who').innerText.trim().length > 0",
-                           timeout=120_000)
     return context, page
 
 

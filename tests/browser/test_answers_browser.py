@@ -19,7 +19,7 @@ import re
 
 import pytest
 
-from tests.browser.conftest import open_local, open_tab, upload
+from tests.browser.conftest import login, open_tab, upload
 from tests.browser.pdfgen import STUDY, make_pdf
 from tests.test_rows import ZH_PAGE
 
@@ -73,7 +73,7 @@ def learner(browser, extractive_app, tmp_path_factory):
     folder = tmp_path_factory.mktemp("study")
     pdf = folder / PDF_NAME
     pdf.write_bytes(make_pdf(STUDY + [WEB_PAGE], title="Study guide"))
-    context, page = open_local(browser, extractive_app)
+    context, page = login(browser, extractive_app, "reader")
     page.set_input_files("#upload input[type=file]", str(pdf))
     page.wait_for_selector("#upload-progress tr[data-state=done]", timeout=120_000)
     assert "5 pages" in page.inner_text("#upload-progress tr[data-state=done]")

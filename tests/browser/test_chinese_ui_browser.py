@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from tests.browser.conftest import BROWSER_WAIT_MS, open_tab, running_app
+from tests.browser.conftest import login, open_tab
 from tests.browser.pdfgen import make_pdf
 from tests.browser.test_review_browser import choose, open_accordion, wait_text
 from tests.test_study import BOOK
@@ -124,27 +124,15 @@ def plot_texts(page, selector: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def chinese_app(tmp_path_factory):
-    """An app of its own with no language model: what the other browser tests upload and write (English
-    file names, notes and questions) would read as English UI text on these pages."""
-    with running_app(tmp_path_factory.mktemp("zh-app"), LLM_BACKEND="none") as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def chinese(browser, chinese_app, tmp_path_factory):
+def chinese(browser, extractive_app, tmp_path_factory):
     """A zh-CN browser that has done one of everything: (page, plots) with the plots' texts."""
     book = tmp_path_factory.mktemp("zh-book") / FILE
     book.write_bytes(make_pdf(BOOK))
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, locale="zh-CN",
-                                  extra_http_headers={"Accept-Language": "zh-CN,zh;q=0.9"})
-    context.set_default_timeout(BROWSER_WAIT_MS)
-    page = context.new_page()
+    # a library of its own (login "mei"): what the other browser tests upload and write (English file names,
+    # notes and questions) would read as English UI text on these pages
+    context, page = login(browser, extractive_app, "mei", locale="zh-CN",
+                          headers={"Accept-Language": "zh-CN,zh;q=0.9"})
     try:
-        page.goto(chinese_app + "/")
-        page.wait_for_selector("#tabs")
-        page.wait_for_function("document.querySelector('#who') && document.querySelector('#who').innerText.trim()",
-                               timeout=120_000)
         page.set_input_files("#upload input[type=file]", str(book))
         page.wait_for_selector("#upload-progress tr[data-state=done]", timeout=180_000)
 

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.browser.conftest import open_local, open_tab, upload
+from tests.browser.conftest import login, open_tab, upload
 from tests.browser.pdfgen import STUDY, make_pdf
 from tests.browser.test_review_browser import wait_text
 from tests.test_concept_map import outside_view, overlapping_labels
@@ -33,7 +33,7 @@ NOTES = [
 def test_a_click_on_a_concept_lists_its_notes_and_pages(browser, extractive_app, tmp_path, artefacts):
     pdf = tmp_path / "study-guide.pdf"
     pdf.write_bytes(make_pdf(STUDY, title="Study Guide"))
-    context, page = open_local(browser, extractive_app)
+    context, page = login(browser, extractive_app, "reader")
     try:
         upload(page, pdf)
         open_tab(page, "Notes")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import open_local, open_tab, running_app, upload
+from tests.browser.conftest import login, open_tab, upload
 from tests.browser.test_answers_browser import ask
 from tests.browser.test_app_browser import download_report
 from tests.browser.test_review_browser import choose
@@ -18,21 +18,15 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def guide_app(tmp_path_factory):
-    """An app of this module's own: in the shared one, another module's copy of the same book answered its
-    questions first, and the guide rightly kept only those its own book answers."""
-    with running_app(tmp_path_factory.mktemp("guide-app"), LLM_BACKEND="none") as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def library(browser, guide_app, tmp_path_factory):
+def library(browser, extractive_app, tmp_path_factory):
     folder = tmp_path_factory.mktemp("guide")
     books = {folder / "guide-python.md": BOOK, folder / "guide-ml.md": BOOK_ZH}
     for path, text in books.items():
         path.write_text(text + "\nA <b>bold</b> claim is shown as text, not as HTML.\n",
                         encoding="utf-8")
-    context, page = open_local(browser, guide_app)
+    # a library of its own (login "guide"): another module's copy of the same book would answer its questions
+    # first, and the guide rightly keeps only those its own book answers
+    context, page = login(browser, extractive_app, "guide")
     upload(page, *books)
     yield page
     context.close()

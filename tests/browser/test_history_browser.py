@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import open_local, open_tab, upload
+from tests.browser.conftest import login, open_tab, upload
 from tests.browser.pdfgen import AVIATION, make_pdf
 from tests.browser.test_sections_browser import ask
 
@@ -23,7 +23,7 @@ def chat_text(page) -> str:
 def test_a_conversation_survives_a_reload(browser, extractive_app, tmp_path, artefacts):
     pdf = tmp_path / "flight-history.pdf"
     pdf.write_bytes(make_pdf(AVIATION, title="Flight Control History"))
-    context, page = open_local(browser, extractive_app)
+    context, page = login(browser, extractive_app, "reader")
     try:
         upload(page, pdf)
         open_tab(page, "Q&A")

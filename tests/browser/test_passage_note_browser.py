@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from tests.browser.conftest import open_local, open_tab, upload
+from tests.browser.conftest import login, open_tab, upload
 from tests.browser.pdfgen import make_pdf
 from tests.browser.test_review_browser import open_accordion, wait_text
 
@@ -68,7 +68,7 @@ def select_words_that_stay(page, count: int) -> str:
 def test_selected_words_of_a_cited_passage_become_a_page_anchored_note(browser, extractive_app, tmp_path, artefacts):
     pdf = tmp_path / "selection-book.pdf"
     pdf.write_bytes(make_pdf(LANDFORMS))
-    context, page = open_local(browser, extractive_app)
+    context, page = login(browser, extractive_app, "reader")
     try:
         upload(page, pdf)
         open_tab(page, "Q&A")

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from rag.chunk import split_sections
-from tests.browser.conftest import open_local
+from tests.browser.conftest import login
 from tests.browser.pdfgen import AVIATION, make_pdf
 
 pytestmark = pytest.mark.browser
@@ -76,7 +76,7 @@ def learner(browser, extractive_app, tmp_path_factory):
     note.write_text(NOTE, encoding="utf-8")
     pdf = folder / "flight-notes.pdf"
     pdf.write_bytes(make_pdf(AVIATION, title="Flight Control Notes"))
-    context, page = open_local(browser, extractive_app)
+    context, page = login(browser, extractive_app, "reader")
     page.set_input_files("#upload input[type=file]", [str(note), str(pdf)])
     page.wait_for_function("() => document.querySelectorAll('#upload-progress tr[data-state=done]').length === 2",
                            timeout=120_000)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import login, open_local, open_tab, upload
+from tests.browser.conftest import login, open_tab, upload
 from tests.browser.test_answers_browser import ask, bots, source_labels
 from tests.test_shapes import BOOK, BOOK_ZH
 
@@ -31,7 +31,7 @@ def with_books(page, folder):
 
 @pytest.fixture(scope="module")
 def reader(browser, extractive_app, tmp_path_factory):
-    context, page = open_local(browser, extractive_app)
+    context, page = login(browser, extractive_app, "reader")
     yield with_books(page, tmp_path_factory.mktemp("teaching"))
     context.close()
 

@@ -362,41 +362,36 @@ def listeners_hear(page, dialogs: list[str], remote: list[str]) -> None:
 
 
 @pytest.mark.browser
-def test_script_in_documents_never_runs_in_the_browser(browser, tmp_path, reliability):
-    from tests.browser.conftest import running_app
+def test_script_in_documents_never_runs_in_the_browser(browser, extractive_app, tmp_path, reliability):
+    from tests.browser.conftest import login
     files = tmp_path / "uploads"
     files.mkdir()
     (files / HOSTILE_NAME).write_text(SCRIPTED_MARKDOWN, encoding="utf-8")
     (files / "otters.html").write_text(SCRIPTED_HTML, encoding="utf-8")
     dialogs: list[str] = []
     remote: list[str] = []
-    with running_app(tmp_path, LLM_BACKEND="none") as url:
-        # without the Content-Security-Policy (it would block the probe and any fetch): escaping alone must hold
-        context = browser.new_context(viewport={"width": 1400, "height": 1000}, bypass_csp=True)
-        context.set_default_timeout(60_000)
-        page = context.new_page()
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        page.on("request", lambda r: remote.append(r.url) if not r.url.startswith((url, "data:", "blob:")) else None)
-        page.goto(url + "/")
-        page.wait_for_function("document.querySelector('#who') && document.querySelector('#who').innerText.trim()",
-                               timeout=120_000)
-        listeners_hear(page, dialogs, remote)
-        page.set_input_files("#upload input[type=file]", [str(p) for p in sorted(files.iterdir())])
-        page.wait_for_function("() => document.querySelectorAll('#upload-progress tr[data-state=done]').length === 2",
-                               timeout=120_000)
-        # the name is printed as text (the upload keeps it but for the angle brackets)
-        shown_name = page.inner_text("#upload-progress tbody tr >> nth=0").split("\t")[0].strip()
-        assert "onerror=alert('name')" in shown_name, shown_name
-        page.click("button[role=tab]:has-text('Q&A')")
-        quokka = _ask_in_browser(page, "Where do quokkas live?")
-        quokka_source = _open_first_source(page)
-        otters = _ask_in_browser(page, "Why do sea otters hold hands?")
-        otter_source = _open_first_source(page)
-        page.click("button[role=tab]:has-text('Documents')")
-        page.wait_for_function("() => document.querySelector('#doc-table').innerText.includes('onerror=')")
-        page.wait_for_timeout(1000)                                # let any late image or script try its luck
-        live = page.evaluate(LIVE_ELEMENTS)
-        context.close()
+    url = extractive_app
+    # without the Content-Security-Policy (it would block the probe and any fetch): escaping alone must hold
+    context, page = login(browser, url, "scripts", bypass_csp=True)     # a library of its own
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: remote.append(r.url) if not r.url.startswith((url, "data:", "blob:")) else None)
+    listeners_hear(page, dialogs, remote)
+    page.set_input_files("#upload input[type=file]", [str(p) for p in sorted(files.iterdir())])
+    page.wait_for_function("() => document.querySelectorAll('#upload-progress tr[data-state=done]').length === 2",
+                           timeout=120_000)
+    # the name is printed as text (the upload keeps it but for the angle brackets)
+    shown_name = page.inner_text("#upload-progress tbody tr >> nth=0").split("\t")[0].strip()
+    assert "onerror=alert('name')" in shown_name, shown_name
+    page.click("button[role=tab]:has-text('Q&A')")
+    quokka = _ask_in_browser(page, "Where do quokkas live?")
+    quokka_source = _open_first_source(page)
+    otters = _ask_in_browser(page, "Why do sea otters hold hands?")
+    otter_source = _open_first_source(page)
+    page.click("button[role=tab]:has-text('Documents')")
+    page.wait_for_function("() => document.querySelector('#doc-table').innerText.includes('onerror=')")
+    page.wait_for_timeout(1000)                                # let any late image or script try its luck
+    live = page.evaluate(LIVE_ELEMENTS)
+    context.close()
     assert "Rottnest" in quokka and "drift apart" in otters, (quokka, otters)
     markup = [line for line in quokka_source.splitlines() if "<script>" in line or "onerror" in line]
     assert markup, quokka_source

@@ -167,8 +167,9 @@ def take_quiz(page) -> list[str]:
 
 
 @pytest.mark.browser
-def test_hostile_card_note_and_concept_text_fetches_nothing_in_the_browser(browser, tmp_path, reliability):
-    from tests.browser.conftest import open_local, open_tab, running_app
+def test_hostile_card_note_and_concept_text_fetches_nothing_in_the_browser(browser, extractive_app, tmp_path,
+                                                                          reliability):
+    from tests.browser.conftest import login, open_tab
     from tests.reliability.test_hostile_inputs import listeners_hear
     files = tmp_path / "files"
     files.mkdir()
@@ -178,50 +179,51 @@ def test_hostile_card_note_and_concept_text_fetches_nothing_in_the_browser(brows
     hostile_csv(files / "cards.csv")
     dialogs: list[str] = []
     remote: list[str] = []
-    with running_app(tmp_path, LLM_BACKEND="none") as url:
-        # the policy would block a fetch anyway: without it, what is proved is that the text is never markup
-        context, page = open_local(browser, url, bypass_csp=True)
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        page.on("request", lambda r: remote.append(r.url) if not r.url.startswith((url, "data:", "blob:")) else None)
-        listeners_hear(page, dialogs, remote)
-        page.set_input_files("#upload input[type=file]", [str(files / "gulls.pdf"), str(files / "terns.md")])
-        page.wait_for_function("() => document.querySelectorAll('#upload-progress tr[data-state=done]').length === 2",
-                               timeout=180_000)
+    url = extractive_app
+    # a library of its own (login "cards"). The policy would block a fetch anyway: without it, what is proved
+    # is that the text is never markup.
+    context, page = login(browser, url, "cards", bypass_csp=True)
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: remote.append(r.url) if not r.url.startswith((url, "data:", "blob:")) else None)
+    listeners_hear(page, dialogs, remote)
+    page.set_input_files("#upload input[type=file]", [str(files / "gulls.pdf"), str(files / "terns.md")])
+    page.wait_for_function("() => document.querySelectorAll('#upload-progress tr[data-state=done]').length === 2",
+                           timeout=180_000)
 
-        open_tab(page, "Review")
-        made = make_from_chapter(page, "gulls.pdf", "Chapter 1 Gulls") + make_from_chapter(page, "terns.md", "Terns")
-        open_accordion(page, "#deck", "#cards-import")
-        imported = [import_deck(page, files / "anki.txt"), import_deck(page, files / "cards.csv")]
-        wait_text(page, "#cards-table", "gull")
-        page.reload()                                            # the Review tab afresh: no document picked
-        page.wait_for_function("document.querySelector('#who') && document.querySelector('#who').innerText.trim()")
-        open_tab(page, "Review")
-        wait_text(page, "#review-due", "Cards due now")
-        reviewed = review_all(page)
+    open_tab(page, "Review")
+    made = make_from_chapter(page, "gulls.pdf", "Chapter 1 Gulls") + make_from_chapter(page, "terns.md", "Terns")
+    open_accordion(page, "#deck", "#cards-import")
+    imported = [import_deck(page, files / "anki.txt"), import_deck(page, files / "cards.csv")]
+    wait_text(page, "#cards-table", "gull")
+    page.reload()                                            # the Review tab afresh: no document picked
+    page.wait_for_function("document.querySelector('#who') && document.querySelector('#who').innerText.trim()")
+    open_tab(page, "Review")
+    wait_text(page, "#review-due", "Cards due now")
+    reviewed = review_all(page)
 
-        open_accordion(page, "#quiz", "#quiz-start")
-        # 10 of all the cards (every card's front and back was shown above; a quiz of each document's cards
-        # again took half a minute more and showed the same texts)
-        quizzed = take_quiz(page)
-        open_accordion(page, "#deck", "#cards-table")
+    open_accordion(page, "#quiz", "#quiz-start")
+    # 10 of all the cards (every card's front and back was shown above; a quiz of each document's cards
+    # again took half a minute more and showed the same texts)
+    quizzed = take_quiz(page)
+    open_accordion(page, "#deck", "#cards-table")
 
-        open_tab(page, "Notes")
-        saved = []
-        for concept, when in zip(CONCEPTS, ("noon", "dusk")):
-            page.fill("#concept input", concept)
-            page.keyboard.press("Enter")
-            page.fill("#note-text textarea", f"A gull steals chips from people on the pier at {when}.")
-            page.click("#note-save")                             # a saved note empties the text box
-            page.wait_for_function("() => document.querySelector('#note-text textarea').value === ''")
-            saved.append(wait_text(page, "#note-status", "Saved the note"))
-        wait_text(page, "#notes-table", "steals chips")
-        choose(page, "#concept-pick", "concept.png")              # its notes, cards and pages
-        details = wait_text(page, "#concept-details", "steals chips")
-        page.wait_for_timeout(1500)                              # let any late image or frame try its luck
-        live = page.evaluate(LIVE)
-        ARTEFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTEFACTS / "30-hostile-notes.png"), full_page=True)
-        context.close()
+    open_tab(page, "Notes")
+    saved = []
+    for concept, when in zip(CONCEPTS, ("noon", "dusk")):
+        page.fill("#concept input", concept)
+        page.keyboard.press("Enter")
+        page.fill("#note-text textarea", f"A gull steals chips from people on the pier at {when}.")
+        page.click("#note-save")                             # a saved note empties the text box
+        page.wait_for_function("() => document.querySelector('#note-text textarea').value === ''")
+        saved.append(wait_text(page, "#note-status", "Saved the note"))
+    wait_text(page, "#notes-table", "steals chips")
+    choose(page, "#concept-pick", "concept.png")              # its notes, cards and pages
+    details = wait_text(page, "#concept-details", "steals chips")
+    page.wait_for_timeout(1500)                              # let any late image or frame try its luck
+    live = page.evaluate(LIVE)
+    ARTEFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTEFACTS / "30-hostile-notes.png"), full_page=True)
+    context.close()
     text = "\n".join(reviewed + quizzed + saved)
     assert made >= 4 and len(reviewed) >= made + 6, (made, reviewed, imported)
     assert dialogs == [] and remote == [] and live == 0, (dialogs, remote, live, text)
