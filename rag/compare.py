@@ -31,7 +31,7 @@ COMPARISON_PATTERNS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
     rf"\bsimilarities and differences between\s+{_A_LIST},?\s+and\s+{_B}{_END}",
     r"(?:比较|对比|区分)(?:一下)?(?P<a>[^，。？！和与跟同及]+?)(?:和|与|跟|同|及)(?P<b>[^，。？！]+?)(?:的(?:区别|不同|差别|差异|异同))?(?=[，。？！]|$)",
     r"(?P<a>(?:[^，。？！：:]|:(?=\S))+?)(?:和|与|跟|同|及|相比于|相较于)(?P<b>(?:[^，。？！：:]|:(?=\S))+?)(?:之间)?"
-    r"(?:有什么|有啥|有何|有哪些|的|在哪|在哪里|在哪儿)?"
+    r"(?:有什么|有啥|有何|有哪些|什么|啥|的|在哪|在哪里|在哪儿)?"
     r"(?:区别|不同|差别|差异|异同|优缺点|哪个好|哪个更好|哪个更)",
     r"(?P<a>[^，。？！：:]+?)(?:和|与|跟)(?P<b>[^，。？！：:]+?)(?:相比|比较起来|比起来|对比)",
     # the two named, then a clause asking the difference: "frame 和 picture 老是搞混，区别到底是啥"
@@ -48,6 +48,9 @@ _LEAD_ZH = re.compile(r"^(?:请问|请|帮我|我想知道|想知道|你能|能�
                       r"[A-Za-z0-9\- ]+\s*(?:里|中|的)|[^，。？！“”]{1,12}?(?:书|笔记|教材|文档|讲义|章|节)(?:里|中)(?:的)?)+")
 # a side written in quotes is the quoted term: "南瓜书中“算法”和“模型”的区别" compares 算法 and 模型
 _QUOTED_SIDE = re.compile(r"[“\"「『']([^”\"」』']{1,40})[”\"」』']")
+# a field both sides are values of: "Architecture: any 和 all 啥区别" compares "Architecture: any" and
+# "Architecture: all" (a manual writes them so; "any" alone finds nothing)
+_FIELD_BEFORE = re.compile(r"(?P<field>[A-Za-z][\w\-]*:)\s*$")
 _TAIL_ZH = re.compile(r"(?:之间|两者|二者|这两个|这两种|两个|两种|相比|比较|的)+$")
 
 
@@ -61,6 +64,9 @@ def comparison_sides(question: str) -> tuple[str, ...] | None:
         listed = [_clean(a) for a in _LISTED.split(m.group("a")) if a.strip()]
         sides = tuple(dict.fromkeys(side for side in [*listed, _clean(m.group("b"))] if side))
         if len(sides) >= 2 and len({s.lower() for s in sides}) == len(sides) and all(listed):
+            field = _FIELD_BEFORE.search(question[:m.start("a")])
+            if field and not any(":" in side for side in sides):
+                sides = tuple(f"{field.group('field')} {side}" for side in sides)
             return sides[:MAX_SIDES]
     return None
 

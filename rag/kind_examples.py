@@ -60,6 +60,9 @@ KIND_EXAMPLES: dict[str, list[str]] = {
         "In chapter 4, what does the ** operator mean?", "In chapter 7, what does the notation f(x; y) stand for?",
         "公式里 a %*% b 是啥意思？", "这行代码里的 <<- 是什么意思？", "第5章里 y ~ A + B 这种写法是啥意思？",
         "第8章那个 chmod 755 是什么意思？", "式 (3.7) 里的 λ 代表什么？",
+        # two pieces of code asked about at once are still asked to be explained, not compared
+        "Makefile 里的 $@ 和 $< 这俩到底啥意思？", "def f(*args, **kwargs) 里的 * 和 ** 分别是什么意思？",
+        "what do the $1 and $@ in this script mean?", "so what do the [[ and ]] in that if line actually do?",
     ],
     "compare": [
         "What is the difference between a list and a tuple?", "How is a tuple different from a list?",

@@ -16,7 +16,8 @@ from functools import lru_cache
 
 # Symbols that make a token code rather than prose punctuation ("??", "...", "(see p. 3)" are prose).
 _CODE_SYMBOLS = set("{}[]$@#&|<>=~^\\%*!")
-_TOKEN = re.compile(r"`([^`]{2,40})`|(\S{2,40})")
+# a token ends at a space or at Chinese punctuation ("dh $@，这俩啥意思" quotes "$@")
+_TOKEN = re.compile(r"`([^`]{2,40})`|([^\s，。？！；：、（）“”]{2,40})")
 # a name, a number or words, with a variable's $: "$n", "x", "1", "默认值"
 _PLACEHOLDER = re.compile(r"\$?[A-Za-z0-9_\u4e00-\u9fff]+")
 _PROSE_EDGES = "?.,;:'\"()（）？。，"
@@ -39,8 +40,9 @@ def syntax_patterns(question: str) -> tuple[Syntax, ...]:
     seen: set[str] = set()
     for match in _TOKEN.finditer(question):
         for token in (match.group(1) or match.group(2)).split():
-            token = token.strip(_PROSE_EDGES) if not match.group(1) else token
-            pattern = _pattern_of(token)
+            stripped = token.strip(_PROSE_EDGES) if not match.group(1) else token
+            # a colon or dot that leaves one symbol was the syntax's own: Make's "%:"
+            pattern = _pattern_of(stripped) or (_pattern_of(token) if len(stripped) < 2 else None)
             if pattern and pattern not in seen:
                 seen.add(pattern)
                 out.append(Syntax(re.compile(pattern), _longest_literal(token)))

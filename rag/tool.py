@@ -78,11 +78,12 @@ def _mentions(text: str, side: str) -> bool:
     """Whether a unit names one side of a comparison (a Chinese side by its characters, an English one by its
     words' stems, in a text of either language: "Layer Norm" in a Chinese sentence). Named literally only: a unit
     in another language taken as naming any side let an English code line lead a Chinese comparison; a side's
-    own retrieval still finds it when nothing else does."""
+    own retrieval still finds it when nothing else does. Every word counts, "all" too: "Architecture: any" does
+    not name "Architecture: all"."""
     if re.search(r"[\u4e00-\u9fff]", side):
         return side in text
-    words = [w for w in search_tokens(side)]
-    found = set(search_tokens(text))
+    words = search_tokens(side, keep_stopwords=True)
+    found = set(search_tokens(text, keep_stopwords=True))
     stems = {w.rstrip("s") for w in found}
     return bool(words) and all(w in found or w.rstrip("s") in stems for w in words)
 

@@ -233,6 +233,9 @@ def test_an_explanation_goes_on_after_its_first_sentence(library):
     ("列表和元组有啥区别？", ("列表", "元组")),
     ("路径和路向老是搞混，区别到底是啥", ("路径", "路向")),
     ("${var:-默认值} 跟 ${var:=默认值} 有什么区别？", ("${var:-默认值}", "${var:=默认值}")),
+    # values of one field keep the field's name; a bare 啥 before 区别 is not part of a side
+    ("Architecture: any 和 all 啥区别，我打包的是个 shell 脚本该填哪个", ("Architecture: any", "Architecture: all")),
+    ("Priority: optional vs extra?", ("Priority: optional", "Priority: extra")),
 ])
 def test_the_sides_of_a_comparison(question, sides):
     assert comparison_sides(question) == sides
@@ -251,6 +254,9 @@ def test_a_comparison_side_is_named_only_where_its_words_are_written():
     assert _mentions("过拟合是指学习器把训练样本自身的特点当作一般性质。", "过拟合")
     assert not _mentions("def countdown(n): print('Blastoff!')", "过拟合")
     assert not _mentions("欠拟合是指学习器对训练样本的一般性质尚未学好。", "过拟合")
+    # a side's every word, "all" too
+    assert _mentions("• Architecture: all – 独立于体系结构。", "Architecture: all")
+    assert not _mentions("• Architecture: any – 依赖于具体的体系结构。", "Architecture: all")
 
 
 def two_books(settings, zh_book: str = BOOK_ZH, zh_title: str = "机器学习笔记", zh_name: str = "ml-notes.md") -> RAGTool:

@@ -17,6 +17,8 @@ from tests.libraries import text_library
     # an option as a manual lists it
     ("what does set -e actually do?", ["-e Exit immediately if a pipeline returns a non-zero status."]),
     ("is --posix mode different?", ["Starting Bash with the --posix command-line option"]),
+    # a colon that is the syntax's own (Make's "%:"), and a token that ends at Chinese punctuation
+    ("debian/rules 里面就剩一个 %: 和 dh $@，这俩到底啥意思？", ["16 %:", "17 dh $@"]),
 ])
 def test_quoted_syntax_meets_the_books_own_placeholders(question, written):
     syntax = syntax_patterns(question)
