@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import re
 
-_END = r"(?=\s*(?:[?？。.!！;；:：]|,|，|$|\b(?:and when|and which|and how|and why|in python|in the book)\b))"
-_SIDE = r"(?P<{}>[^?？。,，;；:：]+?)"
+# where a side ends: punctuation, a second ask, or the learner's own situation ("... when i declare a param")
+_END = r"(?=\s*(?:[?？。.!！;；:：]|,|，|$|\b(?:and when|and which|and how|and why|in python|in the book|" \
+       r"(?:when|if|because|since|so) (?:i|you|we)|for my)\b))"
+# a colon inside a side is syntax (":=", "a:b"); one before a space ends it ("Architecture: any")
+_SIDE = r"(?P<{}>(?:[^?？。,，;；:：]|:(?=\S))+?)"
 _A, _B = _SIDE.format("a"), _SIDE.format("b")
 # the first side of "between A, B and C": a list, split at its commas (`_LISTED`)
-_A_LIST = r"(?P<a>[^?？。;；:：]+?)"
+_A_LIST = r"(?P<a>(?:[^?？。;；:：]|:(?=\S))+?)"
 _LISTED = re.compile(r"\s*(?:,|、|，)\s*")
-MAX_SIDES = 4
+# "union vs diff vs symdiff vs inter vs cross": the second side goes on listing
+_MORE_VS = re.compile(r"\s+(?:vs\.?|versus)\s+", re.IGNORECASE)
+MAX_SIDES = 5
 
 COMPARISON_PATTERNS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
     rf"\bdifferen(?:ce|ces|t)\s+between\s+{_A_LIST},?\s+and\s+{_B}{_END}",
@@ -62,7 +67,8 @@ def comparison_sides(question: str) -> tuple[str, ...] | None:
         if not m:
             continue
         listed = [_clean(a) for a in _LISTED.split(m.group("a")) if a.strip()]
-        sides = tuple(dict.fromkeys(side for side in [*listed, _clean(m.group("b"))] if side))
+        more = [_clean(b) for b in _MORE_VS.split(m.group("b")) if b.strip()]
+        sides = tuple(dict.fromkeys(side for side in [*listed, *more] if side))
         if len(sides) >= 2 and len({s.lower() for s in sides}) == len(sides) and all(listed):
             field = _FIELD_BEFORE.search(question[:m.start("a")])
             if field and not any(":" in side for side in sides):
