@@ -802,7 +802,11 @@ _QUESTION_PHRASING = frozenset("many much kind kinds type types explain describe
                                "style "
                                # contractions typed without the apostrophe ("\\addlyrics doesnt seem to be enough")
                                "doesnt dont didnt isnt arent wasnt werent cant couldnt shouldnt wouldnt wont havent "
-                               "hasnt hadnt aint thats whats theres".split())
+                               "hasnt hadnt aint thats whats theres "
+                               # what a learner wants done ("I want to read my distances from a csv file")
+                               "wanna gonna trying instead".split())
+# English's most common words ("want", "need", "really", "know": zipf 5.8 and over) name no topic a library lacks
+PHRASING_MIN_ZIPF = 5.8
 
 
 class QuestionTerms(NamedTuple):
@@ -818,6 +822,7 @@ def unknown_words(question: str, document_frequency: dict[str, int], n_chunks: i
     documents spell them out."""
     if n_chunks < UNKNOWN_WORDS_MIN_CHUNKS:
         return []
+    from wordfreq import zipf_frequency
     out = []
     words = _WORD.findall(question)
     # the document's forms searched beside a reader's word ("folder (directory)") are ours, not the reader's
@@ -830,7 +835,7 @@ def unknown_words(question: str, document_frequency: dict[str, int], n_chunks: i
         if token in added or token in first_parts:
             continue
         if len(word) < 4 or any(c.isupper() for c in word[1:]) or token in _QUESTION_PHRASING or \
-                token in STOPWORDS:
+                token in STOPWORDS or zipf_frequency(token, "en") >= PHRASING_MIN_ZIPF:
             continue
         if document_frequency.get(token) == 0 and token not in out and \
                 not any(document_frequency.get(other) for other in other_forms(token)):
