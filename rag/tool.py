@@ -650,6 +650,12 @@ class RAGTool:
         shape = shape_of(plan.kind)
         if shape.worked_chars and evidence:      # an example goes on past its chunk: read it to the end
             evidence = self._widened(evidence)
+        if strength < self.settings.answer_min_support and plan.scope is not None and plan.request.topic and \
+                not plan.request.number and not shown_early:
+            # a section named by its subject is a guess at where to look ("typing them into the data section" is
+            # no request to look in chapter 5, "Model data"): before declining, the whole library is asked
+            return (yield from self._answer(question, dataclasses.replace(plan, scope=None), docs, history,
+                                            memory_context, notices, queries, options, own_words))
         if strength < self.settings.answer_min_support:
             answer = refusal(question, evidence, hits, unknown_words=unknown)
             yield SourcesEvent(answer.related, related=True, search_query=question)

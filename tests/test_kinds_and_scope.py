@@ -287,3 +287,43 @@ def test_what_is_asked_of_a_named_chapter(question, kind):
     """A chapter's number makes the classifier lean to a summary; what the rest of the question asks decides."""
     from rag.plan import _asked_of_the_scope
     assert _asked_of_the_scope(question, read_scope(question)).kind == kind
+
+
+TABLES_BOOK = """# Modeling language
+
+## Chapter 1 Model data
+
+### 1.1 Coding the data section
+
+The data section holds the values of sets and parameters, written as data blocks after the model.
+A set data block lists the elements of a set. A parameter data block lists a value for each index.
+
+### 1.2 Parameter data blocks
+
+A parameter data block can be written as a plain list or as a tabular record with rows and columns.
+""" + "".join(f"""
+### 1.{n} Data record {n}
+
+A data record of kind {n} gives the values of a parameter block in its own layout, one record after another.
+Each record names the parameter it belongs to, then its values in the order of the indexing expression.
+Records of this kind may be mixed with the other kinds in one block, as long as each value is given once.
+""" for n in range(3, 9)) + """
+## Chapter 2 Table statements
+
+### 2.1 Reading tables
+
+The table statement reads data from an external table into sets and parameters instead of the data section.
+For example, table data IN "CSV" "distances.csv": S <- [FROM,TO], d~DISTANCE; reads the distances from a CSV file.
+The CSV table driver expects the first line of the file to name the fields.
+"""
+
+
+def test_a_section_named_in_passing_is_searched_past_when_it_does_not_hold_the_answer(tmp_path):
+    """"…instead of typing them into the data section, how do i do that" names the data section as where the
+    learner is now, not where to look: the chapter on model data answers nothing, so the whole book is asked."""
+    from tests.libraries import text_library
+    tool = text_library(tmp_path / "data", (TABLES_BOOK, "Modeling language", "modeling.md"))
+    question = "I want to read my distances from a csv file instead of typing them into the data section, how do i do that"
+    assert tool.plan(question).scope is not None       # read as a scope: "the data section"
+    answer = list(tool.ask_stream(question))[-1]
+    assert not answer.refused and "CSV" in answer.text, answer.text
