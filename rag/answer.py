@@ -310,6 +310,25 @@ def _continuation(ev: Evidence, sentences: int, limit: int) -> str:
     return " ".join(out)
 
 
+# A sentence that goes on about the quoted one's subject ("它必须以数字开头 (0-9)。", "It must start with a
+# digit."): the quote is not whole without it
+_GOES_ON = re.compile(r"^(?:(?:it|they|its|their|this|these)\b|它|其|该|此|这)", re.IGNORECASE)
+GOES_ON_SENTENCES = 2
+
+
+def _goes_on(ev: Evidence, limit: int) -> str:
+    """The sentences right after a quoted sentence that go on about its subject, up to `limit` characters."""
+    if ev.unit.kind != "sentence" or ev.unit.text.rstrip().endswith((":", "：")):
+        return ""           # a sentence introducing what follows is shown with it (_with_example)
+    out: list[str] = []
+    for unit in units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)[:GOES_ON_SENTENCES]:
+        if unit.kind != "sentence" or not _GOES_ON.match(unit.text) or unit.text.rstrip().endswith(("?", "？")) \
+                or sum(len(t) for t in out) + len(unit.text) > limit:
+            break
+        out.append(unit.text)
+    return " ".join(out)
+
+
 def _introduction(ev: Evidence) -> str:
     """The sentence right before a code unit, when it introduces it ("… like this:", "例如："): shown above it."""
     intro = introduction(ev)
@@ -378,7 +397,8 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
             grow_quote(citations[numbers[place] - 1], ev.unit.text, worked)
             lines.append(worked.markdown)
             continue
-        more = _continuation(ev, lead_sentences, budget // 2) if i == 0 and lead_sentences else ""
+        more = _continuation(ev, lead_sentences, budget // 2) if i == 0 and lead_sentences else \
+            _goes_on(ev, QUOTE_MAX_CHARS // 2)
         intro = _introduction(ev) if i == 0 else ""
         if more or intro:   # the quote a citation highlights is all the answer shows of it
             cited = citations[numbers[place] - 1]
@@ -391,7 +411,7 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
             head, _, rest = shown.partition("\n")
             lines.append(f"**{head}** {mark}\n{rest}")
         else:
-            lines.append(_quote(ev, mark))
+            lines.append(_quote(ev, mark, more))
     return Answer(question=question, text="\n\n".join(lines), citations=citations, mode="extractive")
 
 
@@ -408,13 +428,13 @@ def _within_budget(chosen: list[Evidence], budget: int = EXTRACTIVE_BUDGET_CHARS
     return kept
 
 
-def _quote(ev: Evidence, mark: str) -> str:
-    """A supporting unit under an answer: a sentence as a block quote (a long one cut at a word), code and
-    table rows as they are."""
+def _quote(ev: Evidence, mark: str, more: str = "") -> str:
+    """A supporting unit under an answer: a sentence as a block quote (a long one cut at a word) with `more`
+    after it, code and table rows as they are."""
     shown = _with_example(ev, QUOTE_MAX_CHARS)
     if "```" in shown or ev.unit.kind == "table":
         return f"{shown}\n\n{mark}"
-    return f"> {shown} {mark}"
+    return f"> {shown} {more} {mark}" if more else f"> {shown} {mark}"
 
 
 def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, budget: int = EXTRACTIVE_BUDGET_CHARS,

@@ -227,6 +227,9 @@ def test_unknown_words_leave_out_abbreviations_short_words_known_words_and_short
     assert unknown_words("Can someone explain the tuple thing, and its stuff?", df, 500) == []     # fillers
     # a contraction typed without its apostrophe names nothing asked about
     assert unknown_words("How do I make a tuple? Sorting it doesnt seem to work", {**df, "doesnt": 0}, 500) == []
+    # what a learner wants done, and English's commonest words, name no topic
+    assert unknown_words("I want to sort a tuple instead, really", {**df, "want": 0, "instead": 0, "really": 0},
+                         500) == []
     assert unknown_words("How many Bicycles were sold, and were the bicycles red?", df, 500) == ["bicycles"]
     assert unknown_words("How many bicycles were sold?", df, UNKNOWN_WORDS_MIN_CHUNKS - 1) == []
     assert unknown_words("How many bicycles were sold?", {"sold": 1}, 500) == []   # not looked up: not judged
@@ -421,6 +424,33 @@ def test_a_sentence_cut_by_the_chunk_overlap_is_quoted_whole(settings):
                         Unit(0, len(text), "sentence", text), score, score, None)
     answer = extractive_answer("第一位使用宗座华盖的教宗是谁？", [evidence(1, cut, 1.0), evidence(2, whole, 0.99)])
     assert answer.text.startswith(f"**{whole}**") and answer.text.count("亚历山大六世") == 1
+
+
+@pytest.mark.parametrize("passage, quoted, goes_on, new_topic", [
+    ("The upstream version may contain only letters, digits, plus, tilde and period. It must start with a digit. "
+     "Dates are written as YYYYMMDD.", "The upstream version may contain only letters", "It must start with a digit.",
+     "Dates are written"),
+    ("你应该让上游版本号只包含字母和数字以及加号和点号。它必须以数字开头。日期式的版本写成 YYYYMMDD。",
+     "你应该让上游版本号只包含字母和数字", "它必须以数字开头。", "日期式的版本"),
+])
+def test_a_quoted_sentence_keeps_the_sentence_that_goes_on_about_its_subject(passage, quoted, goes_on, new_topic):
+    """"It must start with a digit" says nothing alone and is half of what the sentence before it rules: a quote
+    is shown with it, as lead or as support, and with nothing that turns to another subject."""
+    from rag.answer import extractive_answer
+    from rag.evidence import Evidence, split_units
+    from rag.types import Chunk, SearchHit
+    other = "Package names are short. 软件包名很短。"
+    def evidence(n, text, score):
+        chunk = Chunk(doc_id="d", chunk_id=f"c{n}", ordinal=n, text=text, heading_path=[], page_start=None,
+                      page_end=None, char_start=0, char_end=len(text), token_count=len(text))
+        unit = split_units(text)[0]
+        return Evidence(n, SearchHit(chunk=chunk, doc_name="d.md", doc_title="d", score=1 / n, rank=n),
+                        unit, score, score, None)
+    for order in ([evidence(1, passage, 1.0), evidence(2, other, 0.9)], [evidence(2, other, 1.0), evidence(1, passage, 0.9)]):
+        answer = extractive_answer("What may an upstream version hold?", order)
+        shown = next(line for line in answer.text.split("\n\n") if quoted in line)
+        assert goes_on in shown and new_topic not in answer.text, answer.text
+        assert goes_on in next(c.quote for c in answer.citations if quoted in c.quote)
 
 
 def test_long_sentences_are_quoted_within_a_budget_the_answer_first(settings):
