@@ -107,6 +107,9 @@ def summary_answer(question: str, digest: Digest, doc_name: str, doc_title: str,
     else:
         head = f"**{digest.title}**" + (f" ({pages})" if pages else "") + (f" covers {n} sections:" if n > 1 else ":")
     lines = [head]
+    if digest.topics:      # what the whole scope is about, in its own words (rag.summary._scope_topics)
+        names = ("、" if zh else ", ").join(digest.topics)
+        lines.append(f"**主要讲：** {names}" if zh else f"**Mostly about:** {names}")
     if overview:
         lines.append(overview)
     bullets = []

@@ -17,6 +17,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from core.text import CJK_CHAR, STOPWORDS, detect_language, search_tokens, stem
 from rag.evidence import FRONT_MATTER, defines, is_exercise, split_units, terms_of
@@ -78,6 +79,7 @@ class Digest:
     page_end: int | None
     sections: list[SectionDigest]
     terms: list[tuple[str, KeySentence]]      # key terms and the sentence that defines each
+    topics: list[str] = field(default_factory=list)     # words the scope uses far more than the rest of its book
 
 
 # A chapter with no sections of its own over this many pages is read by its pages, a few at a time, in order: a
@@ -87,12 +89,14 @@ LEAF_PAGE_GROUPS = 4
 
 
 def digest_node(node: OutlineNode, outline: Outline) -> Digest:
-    """The digest of one outline node: its sections in order (or, when it has none, its pages in order)."""
+    """The digest of one outline node: its sections in order (or, when it has none, its pages in order), and
+    the words it is about."""
     inside = chunks_under(node, outline)
     parts = _parts(node)
     if parts == [node] and node.page_start is not None and node.page_end is not None and \
             node.page_end - node.page_start + 1 >= LEAF_PAGES_READ_BY_PAGE:
-        return Digest(node.title, node.page_start, node.page_end, _by_pages(node, inside), _key_terms(inside))
+        return Digest(node.title, node.page_start, node.page_end, _by_pages(node, inside), _key_terms(inside),
+                      _scope_topics(node, outline, inside))
     sections, kept = [], []
     for part in parts:
         if skipped_section(part.title):
@@ -111,7 +115,23 @@ def digest_node(node: OutlineNode, outline: Outline) -> Digest:
     # subsections: the chapter's structure is what a summary shows first
     return Digest(node.title, node.page_start, node.page_end, [s for s in sections if s.sentences or s.subsections
                                                                 or s.path != node.path],
-                  _key_terms(inside))
+                  _key_terms(inside), _scope_topics(node, outline, inside))
+
+
+# A chapter's topics against its book's other chapters: the word a whole chapter is about is in every one of its
+# sections, so no section names it (PARI's plotting chapter never said "ploth")
+MAX_SCOPE_TOPICS = 5
+
+
+def _scope_topics(node: OutlineNode, outline: Outline, inside: list[Chunk]) -> list[str]:
+    """The words `node` uses far more than its peers (the other chapters, or its sibling sections)."""
+    chapters = outline.chapters()
+    peers = chapters if node in chapters else next(
+        (n.children for n in outline.nodes() if node in n.children), outline.roots)
+    others = [chunks_under(peer, outline) for peer in peers if peer is not node]
+    if not others:
+        return []
+    return section_topics([inside, *others], max_topics=MAX_SCOPE_TOPICS)[0]
 
 
 def _chunks_of(part: OutlineNode, node: OutlineNode, inside: list[Chunk]) -> list[Chunk]:
@@ -152,13 +172,18 @@ TOPIC_MIN_COUNT = 3
 # (learner_en le-022 4 -> 3 of 4 points): a textbook's terms are often everyday words
 TOPIC_MAX_ZIPF = 5.0
 _TOPIC_WORD = re.compile(r"[A-Za-z][A-Za-z_]{3,}|[\u4e00-\u9fff]{2,}")
+# a Latin-script term in a Chinese book: three characters or more, hyphens and digits inside ("dpkg-buildpackage",
+# "LLaMA2", "SFT"); at least two letters
+# (not a file or version name's piece: "gentoo_0.9.12")
+_LATIN_TERM = re.compile(r"(?<![\w\-.])[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*(?![\w\-]|\.\w)")
 
 
-def section_topics(groups: list[list[Chunk]]) -> list[list[str]]:
+def section_topics(groups: list[list[Chunk]], max_topics: int = MAX_TOPICS) -> list[list[str]]:
     """For each group of chunks (one section each), the words that set it apart from the others, best first, as
-    the book writes them: term frequency in the section times the inverse of the sections holding the word. Only
-    words of the book's language: a Chinese manual's English words are its code's names ("filltype"). Empty
-    lists when there are fewer than two sections."""
+    the book writes them: term frequency in the section times the inverse of the sections holding the word. A
+    Chinese book's topics are also its Latin-script terms (Build-Depends, hyperref, RLHF: what a Chinese manual
+    teaches is often named in English), an English book's only its English words. Empty lists when there are
+    fewer than two sections."""
     if len(groups) < 2:
         return [[] for _ in groups]
     from wordfreq import zipf_frequency
@@ -170,7 +195,8 @@ def section_topics(groups: list[list[Chunk]]) -> list[list[str]]:
         count: Counter = Counter()
         for text in units:
             for word in _topic_words(text, zh):
-                key = word if zh else stem(word.lower())       # "arrowheads" and "arrowhead" are one topic
+                latin = not CJK_CHAR.match(word)
+                key = (word.lower() if zh else stem(word.lower())) if latin else word   # "arrowheads" is "arrowhead"
                 count[key] += 1
                 spelled.setdefault(key, Counter())[word] += 1
         counts.append(count)
@@ -179,8 +205,9 @@ def section_topics(groups: list[list[Chunk]]) -> list[list[str]]:
     for count in counts:
         scored = [(n * math.log((1 + len(groups)) / (1 + holding[key])), key) for key, n in count.items()
                   if n >= TOPIC_MIN_COUNT and holding[key] < len(groups) and
-                  zipf_frequency(spelled[key].most_common(1)[0][0], "zh" if zh else "en") <= TOPIC_MAX_ZIPF]
-        best = [key for score, key in sorted(scored, key=lambda t: (-t[0], t[1])) if score > 0][:MAX_TOPICS]
+                  zipf_frequency(spelled[key].most_common(1)[0][0], "zh" if CJK_CHAR.match(key) else "en")
+                  <= TOPIC_MAX_ZIPF]
+        best = [key for score, key in sorted(scored, key=lambda t: (-t[0], t[1])) if score > 0][:max_topics]
         out.append([spelled[key].most_common(1)[0][0] for key in best])
     return out
 
@@ -189,19 +216,31 @@ def _prose_of(chunks: list[Chunk]) -> list[str]:
     """The prose and table units of these chunks, each once (neighbouring chunks overlap)."""
     seen: dict[str, None] = {}
     for chunk in chunks:
-        for unit in split_units(chunk.text, chunk.context_prefix):
-            if unit.kind != "code":
-                seen.setdefault(unit.text, None)
+        for text in _chunk_prose(chunk.text, chunk.context_prefix):
+            seen.setdefault(text, None)
     return list(seen)
+
+
+# A chapter's topics read every other chapter of its book: each chunk's units and each unit's words are kept, so the
+# next summary of the same book reads them at once
+@lru_cache(maxsize=20_000)
+def _chunk_prose(text: str, context_prefix: str) -> tuple[str, ...]:
+    return tuple(unit.text for unit in split_units(text, context_prefix) if unit.kind != "code")
 
 
 _CODE_LITERALS = frozenset("None True False NULL null true false".split())
 
 
-def _topic_words(text: str, zh: bool) -> list[str]:
+@lru_cache(maxsize=100_000)
+def _topic_words(text: str, zh: bool) -> tuple[str, ...]:
     """The words of a sentence a topic can be: in a Chinese book its Chinese words of two characters or more
-    (jieba), in an English one its words of four letters or more; never stopwords."""
+    (jieba) and its Latin-script terms of three characters or more, in an English one its words of four letters
+    or more; never stopwords."""
     out = []
+    if zh:
+        out.extend(m.group() for m in _LATIN_TERM.finditer(text) if len(m.group()) >= 3 and
+                   sum(ch.isalpha() for ch in m.group()) >= 2 and m.group().lower() not in STOPWORDS and
+                   m.group() not in _CODE_LITERALS)
     for match in _TOPIC_WORD.finditer(text):
         word = match.group()
         if bool(CJK_CHAR.match(word)) != zh:
@@ -210,7 +249,7 @@ def _topic_words(text: str, zh: bool) -> list[str]:
             out.extend(w for w in search_tokens(word) if len(w) >= 2 and CJK_CHAR.match(w) and w not in STOPWORDS)
         elif word.lower() not in STOPWORDS and word not in _CODE_LITERALS:
             out.append(word)
-    return out
+    return tuple(out)
 
 
 def _said(topic: str, section: SectionDigest) -> bool:

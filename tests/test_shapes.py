@@ -236,6 +236,9 @@ def test_an_explanation_goes_on_after_its_first_sentence(library):
     # values of one field keep the field's name; a bare 啥 before 区别 is not part of a side
     ("Architecture: any 和 all 啥区别，我打包的是个 shell 脚本该填哪个", ("Architecture: any", "Architecture: all")),
     ("Priority: optional vs extra?", ("Priority: optional", "Priority: extra")),
+    ("difference between := and default when i declare a param?", (":=", "default")),
+    ("union vs diff vs symdiff vs inter vs cross?? esp what dimension does cross give u",
+     ("union", "diff", "symdiff", "inter", "cross")),
 ])
 def test_the_sides_of_a_comparison(question, sides):
     assert comparison_sides(question) == sides
@@ -621,9 +624,32 @@ DRAWING_BOOK_ZH = """# 绘图
 """ + "".join(f"\n### 4.{n} {title}\n\n{text}\n" for n, (title, text) in enumerate(_OTHER_SECTIONS_ZH, start=4))
 
 
+# A Chinese manual names what it teaches in English: the topics of its sections are Latin-script terms too
+PACKAGES_BOOK_ZH = """# 宏包
+
+## 第四章 常用宏包
+
+### 4.1 描绘
+
+描绘一个文档的链接要先在导言区加载宏包。
+加载 hyperref 之后，目录和交叉引用都会变成链接，hyperref 的选项可以设置链接颜色。
+hyperref 最好放在导言区的最后加载。
+
+### 4.2 填充
+
+文档末尾的文献列表可以自动生成。
+BibTeX 读入文献数据库，BibTeX 按样式排好列表，运行 BibTeX 之后要再编译两次。
+
+### 4.3 标注
+
+标注命令在图上的某个位置放置文字，文字由 TeX 排版。
+""" + "".join(f"\n### 4.{n} {title}\n\n{text}\n" for n, (title, text) in enumerate(_OTHER_SECTIONS_ZH, start=4))
+
+
 @pytest.mark.parametrize("book, question, also", [
     (DRAWING_BOOK, "Summarize chapter 4", ["(also: arrowhead", "(also: gradient"]),
     (DRAWING_BOOK_ZH, "总结一下第四章", ["（还讲到：箭头", "（还讲到：渐变"]),
+    (PACKAGES_BOOK_ZH, "总结一下第四章", ["（还讲到：hyperref", "（还讲到：BibTeX"]),
 ])
 def test_a_summary_names_what_each_section_goes_on_to_teach(tmp_path, book, question, also):
     """A chapter of nine sections is read one sentence a section, which says how the section begins; the words a
@@ -639,6 +665,66 @@ def test_a_summary_names_what_each_section_goes_on_to_teach(tmp_path, book, ques
                          (("Draw**", "Fill**", "Label**") if "also" in also[0] else ("描绘**", "填充**", "标注**")))
     assert also[0].lower() in draw.lower() and also[1].lower() in fill.lower(), answer.text
     assert "also" not in label and "还讲到" not in label      # a section saying nothing again names nothing
+
+
+PLOTTING_BOOK = """# Calculator tutorial
+
+## Chapter 1 Numbers
+
+### 1.1 Integers
+
+Integers are exact and can be as large as memory allows. Integers are added, multiplied and divided exactly.
+An integer division gives a fraction when the numbers do not divide.
+
+### 1.2 Reals
+
+Reals are stored with a precision that you can change. A real is printed with as many digits as its precision.
+Reals lose their last digits when numbers of very different size are added.
+
+## Chapter 2 Plotting
+
+### 2.1 High-level plots
+
+The ploth command draws a function over an interval. ploth samples the function at evenly spaced points.
+With the Recursive flag, ploth subdivides an interval until the graph is almost straight.
+
+### 2.2 Rectangles
+
+Low-level plotting draws into rectangles before showing them. The ploth command can also draw into a rectangle.
+Several rectangles are put together on one window, and ploth fills each with one graph.
+
+### 2.3 Output
+
+A finished plot is written to a file for printing. The ploth output goes to a window or to a PostScript file.
+The size of a plot exported from ploth follows the window's size.
+
+## Chapter 3 Programs
+
+### 3.1 Functions
+
+A function is written once and called many times. Its variables are local to it.
+A function returns the value of its last expression.
+
+### 3.2 Loops
+
+A loop repeats its body for each value of a variable. A loop stops early with a break.
+Loops over vectors visit each entry in order.
+"""
+
+
+def test_a_chapter_summary_says_first_what_the_whole_chapter_is_about(tmp_path):
+    """The word a whole chapter is about is in every one of its sections, so no section's own topics name it
+    (PARI's plotting chapter never said "ploth"): the summary names it first, against the book's other chapters."""
+    from core.settings import Settings
+    tool = RAGTool("learner", Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none"))
+    tool.add_text(PLOTTING_BOOK, title="Calculator", name="calculator.md")
+    _, answer = ask(tool, "Summarize chapter 2")
+    assert answer.kind == "summarize" and not answer.refused
+    about = next(line for line in answer.text.splitlines() if line.startswith("**Mostly about:**"))
+    assert "ploth" in about and "integer" not in about.lower(), answer.text
+    _, first = ask(tool, "Summarize chapter 1")
+    about = next(line for line in first.text.splitlines() if line.startswith("**Mostly about:**"))
+    assert "ploth" not in about and "integer" in about.lower(), first.text
 
 
 @pytest.mark.parametrize("question, translation", [
