@@ -29,6 +29,9 @@ MAX_SECTIONS = 12            # more sections than this are read at the level abo
 SENTENCES_PER_SECTION = 1    # at least; a scope of few sections gets more each, SUMMARY_SENTENCES in all
 SENTENCES_PER_LEAF = 3       # a scope with no sections of its own, and the most a section gets
 SUMMARY_SENTENCES = 8        # a chapter of three sections is read two sentences a section, not one
+# a chapter's introduction lays out what comes ("Statements are basic units of the model description. In MathProg all
+# statements are divided into two categories: declaration statements and functional statements.")
+SENTENCES_PER_INTRODUCTION = 2
 MAX_SUBSECTIONS = 8          # the subsections named under a section
 MAX_KEY_TERMS = 10
 _SKIPPED_SECTION = re.compile(r"^(exercises?|problems|习题|练习|思考题|glossary|术语表?|vocabulary|key terms|"
@@ -104,6 +107,8 @@ def digest_node(node: OutlineNode, outline: Outline) -> Digest:
         kept.append(part)
         mine = _chunks_of(part, node, inside)
         limit = SENTENCES_PER_LEAF if part is node else sentences_per_section(len(parts))
+        if part is not node and part.path == node.path:     # the chapter's introduction: its plan of what comes
+            limit = max(limit, SENTENCES_PER_INTRODUCTION)
         subsections = [heading_text(c.title) for c in part.children if not skipped_section(c.title)] \
             if part is not node else []
         sections.append(SectionDigest(part.title, part.path, part.page_start, part.page_end,

@@ -778,3 +778,27 @@ def test_a_question_to_books_all_in_the_other_language_is_not_refused_for_its_ow
     assert translation_asked(fake_llm)
     assert not answer.refused and "never mention" not in answer.text, answer.text
     assert "ml-notes.md" in {c.doc_name for c in answer.citations}
+
+
+STATEMENTS_BOOK = """# Modeling language
+
+## Chapter 4 Statements
+
+Statements are basic units of the model description. All statements are divided into two categories:
+declaration statements and functional statements. Each statement ends with a semicolon.
+""" + "".join(f"""
+### 4.{n} {name} statement
+
+The {name} statement is written once for each {name} of the model. It names the {name} and gives its attributes.
+""" for n, name in enumerate(["set", "parameter", "variable", "constraint", "objective", "solve", "check", "display",
+                              "printf"], start=1))
+
+
+def test_a_chapter_summary_keeps_its_introductions_plan_of_what_comes(tmp_path):
+    """Nine sections are read one sentence each; the chapter's introduction says how the chapter is laid out
+    ("two categories: declaration statements and functional statements") and keeps two."""
+    from core.settings import Settings
+    tool = RAGTool("learner", Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none"))
+    tool.add_text(STATEMENTS_BOOK, title="Modeling language", name="modeling.md")
+    _, answer = ask(tool, "Summarize chapter 4")
+    assert answer.kind == "summarize" and "functional statements" in answer.text, answer.text
