@@ -41,7 +41,9 @@ def chinese_number(text: str) -> int | None:
 _CHAPTER_WORD = re.compile(r"^\s*(?:chapter|chap\.?|ch\.)\s*(\d+)\b", re.IGNORECASE)
 _ZH_CHAPTER = re.compile(r"^\s*第\s*([0-9零〇一二两三四五六七八九十百]+)\s*章")
 _LEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)*)(?:\.|\s|、|$)")
-_APPENDIX = re.compile(r"^\s*(?:appendix|附录)\s*([A-Z]\b|[A-Z](?=[^a-z])|[0-9]+|[一二三四五六七八九十]+)?", re.IGNORECASE)
+# "附件 A" too (an attachment numbered as a chapter: "10 附件 A ——运行合同")
+_APPENDIX = re.compile(r"^\s*(?:\d+\.?\s+(?=附件|附录|appendix))?(?:appendix|附录|附件)\s*"
+                       r"([A-Z]\b|[A-Z](?=[^a-z])|[0-9]+|[一二三四五六七八九十]+)?", re.IGNORECASE)
 
 
 def appendix_label(text: str) -> str | None:

@@ -35,6 +35,7 @@ SCOPE_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("section", re.compile(r"\bsection\s*(?P<n>\d+)\b", re.IGNORECASE)),
     ("appendix", re.compile(r"\bappendix\s*(?P<n>[A-Z]|\d+)\b", re.IGNORECASE)),
     ("appendix", re.compile(r"附录\s*(?P<n>[A-Za-z](?![A-Za-z])|\d+|[一二三四五六七八九十]+)")),
+    ("appendix", re.compile(r"附件\s*(?P<n>[A-Za-z](?![A-Za-z]))")),
     ("pages", re.compile(r"\bp(?:ages?|p?\.)\s*(?P<a>\d+)\s*(?:-|–|—|to|through|and)\s*(?P<b>\d+)", re.IGNORECASE)),
     ("pages", re.compile(r"第\s*(?P<a>\d+)\s*(?:-|–|—|到|至)\s*(?P<b>\d+)\s*页")),
     ("pages", re.compile(r"\bpage\s*(?P<a>\d+)\b", re.IGNORECASE)),

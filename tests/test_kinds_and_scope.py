@@ -206,6 +206,9 @@ def test_an_appendix_is_found_by_its_letter_in_either_language():
     scope = resolve_scope(read_scope(q), {"tp": build_outline("tp", lost)}, {"tp": "tp.pdf"}, question=q)
     assert scope.node.title == "Analysis of Algorithms"
     assert appendix_label("Appendix A. Debugging") == "A" and appendix_label("附录二 习题") == "2"
+    # an attachment numbered as a chapter is an appendix too; a numbered section's "附件 1" stays a section
+    assert appendix_label("10 附件 A ——运行 Debian Edu 的合同") == "A"
+    assert appendix_label("10.1.1 附件 1 ——定义") is None
     assert appendix_label("Appendices and notes") is None and appendix_label("Appendix") == ""
     assert appendix_label("Chapter 2 Variables") is None
 
