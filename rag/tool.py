@@ -74,16 +74,16 @@ _outlines: OrderedDict[tuple, DocumentOutline] = OrderedDict()
 _outlines_lock = threading.Lock()
 
 
-def _mentions(text: str, side: str) -> bool:
+def _mentions(text: str, side: str, every_word: bool = False) -> bool:
     """Whether a unit names one side of a comparison (a Chinese side by its characters, an English one by its
     words' stems, in a text of either language: "Layer Norm" in a Chinese sentence). Named literally only: a unit
     in another language taken as naming any side let an English code line lead a Chinese comparison; a side's
-    own retrieval still finds it when nothing else does. Every word counts, "all" too: "Architecture: any" does
-    not name "Architecture: all"."""
+    own retrieval still finds it when nothing else does. `every_word`: stopwords count too, for sides told apart
+    only by them ("Architecture: any" does not name "Architecture: all")."""
     if re.search(r"[\u4e00-\u9fff]", side):
         return side in text
-    words = search_tokens(side, keep_stopwords=True)
-    found = set(search_tokens(text, keep_stopwords=True))
+    words = search_tokens(side, keep_stopwords=every_word)
+    found = set(search_tokens(text, keep_stopwords=every_word))
     stems = {w.rstrip("s") for w in found}
     return bool(words) and all(w in found or w.rstrip("s") in stems for w in words)
 
@@ -815,6 +815,9 @@ class RAGTool:
         if translated and len(translated) != len(plan.sides):
             translated = None       # the translation lists other things: its sides cannot be paired with ours
         out = []
+        # sides whose words differ only in stopwords ("Architecture: any", "Architecture: all") are named by every word
+        content = [frozenset(search_tokens(side)) for side in plan.sides]
+        every_word = [content.count(words) > 1 for words in content]
         for k, side in enumerate(plan.sides):
             asked = f"什么是{side}？" if plan.language == "zh" else f"What is {side}?"
             names = [side]
@@ -826,7 +829,8 @@ class RAGTool:
             found = self.evidence(asked, hits, kind="explain") if hits else []
             if also and hits:
                 found = _best_of(found, self.evidence(also[0], hits, kind="explain"))
-            out.append([e for e in found if any(_mentions(e.unit.text, name) for name in names)] or found)
+            out.append([e for e in found if any(_mentions(e.unit.text, name, every_word[k]) for name in names)]
+                       or found)
         # a unit naming both sides, in the question's words or the translation's ("“算法”是指从数据中学得“模型”的具体方法"
         # for an English question on "algorithm" and "model")
         names = [(side, translated[k]) if translated else (side,) for k, side in enumerate(plan.sides)]

@@ -257,9 +257,10 @@ def test_a_comparison_side_is_named_only_where_its_words_are_written():
     assert _mentions("过拟合是指学习器把训练样本自身的特点当作一般性质。", "过拟合")
     assert not _mentions("def countdown(n): print('Blastoff!')", "过拟合")
     assert not _mentions("欠拟合是指学习器对训练样本的一般性质尚未学好。", "过拟合")
-    # a side's every word, "all" too
-    assert _mentions("• Architecture: all – 独立于体系结构。", "Architecture: all")
-    assert not _mentions("• Architecture: any – 依赖于具体的体系结构。", "Architecture: all")
+    # sides told apart only by a stopword are named by every word, "all" too; others by their content words
+    assert _mentions("• Architecture: all – 独立于体系结构。", "Architecture: all", every_word=True)
+    assert not _mentions("• Architecture: any – 依赖于具体的体系结构。", "Architecture: all", every_word=True)
+    assert _mentions("The + operator makes a new list.", "+ operator on lists")
 
 
 def two_books(settings, zh_book: str = BOOK_ZH, zh_title: str = "机器学习笔记", zh_name: str = "ml-notes.md") -> RAGTool:
