@@ -178,8 +178,7 @@ TOPIC_MIN_COUNT = 3
 TOPIC_MAX_ZIPF = 5.0
 _TOPIC_WORD = re.compile(r"[A-Za-z][A-Za-z_]{3,}|[\u4e00-\u9fff]{2,}")
 # a Latin-script term in a Chinese book: three characters or more, hyphens and digits inside ("dpkg-buildpackage",
-# "LLaMA2", "SFT"); at least two letters
-# (not a file or version name's piece: "gentoo_0.9.12")
+# "LLaMA2", "SFT"), at least two letters; not a piece of a file or version name ("gentoo_0.9.12")
 _LATIN_TERM = re.compile(r"(?<![\w\-.])[A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*(?![\w\-]|\.\w)")
 
 
