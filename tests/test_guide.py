@@ -53,8 +53,13 @@ def test_each_chapter_is_summarized_in_the_books_sentences_with_citations(books)
             marks = {int(n) for n in re.findall(r"\[(\d+)\]", c.summary)}
             assert marks and marks == {x.n for x in c.citations}, c.title
             assert all(x.doc_name.endswith(".md") and x.quote for x in c.citations)
-            # every line is a section of the chapter with the book's own sentence
-            for line in c.summary.splitlines():
+            # every line is a section of the chapter with the book's own sentence, but for the line naming the words
+            # the chapter is mostly about, each the book's
+            for line in filter(None, c.summary.splitlines()):
+                about = re.match(r"^\*\*(?:Mostly about:|主要讲：)\*\*\s*(.+)$", line)
+                if about:
+                    assert all(w in book for w in re.split(r", |、", about.group(1))), line
+                    continue
                 said = re.sub(r"^- \*\*[^*]+\*\*(?: \([^)]*\)|（[^）]*）)?[:：]\s*", "", line)
                 sentences = [s.strip() for s in re.split(r"\[\d+\]", said) if s.strip()]
                 assert sentences and all(s in " ".join(book.split()) for s in sentences), line   # line breaks: spaces
