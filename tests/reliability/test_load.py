@@ -12,7 +12,7 @@ import pytest
 from bench.load import latency_summary, make_users, report_lines, run_load, started_app
 
 SECTION = "Load"
-SESSIONS, USERS, SECONDS = 20, 5, 30
+SESSIONS, USERS, SECONDS = 20, 5, 60   # 30 s left no note saved in the mix in a full suite (asks take longer)
 
 
 @pytest.fixture(scope="module")
