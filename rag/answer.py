@@ -297,14 +297,15 @@ def _with_example(ev: Evidence, limit: int = MAX_SHORT_ANSWER_CHARS) -> str:
     return shown + ("\n" + "\n".join(items) if items else "")
 
 
-def _continuation(ev: Evidence, sentences: int, limit: int) -> str:
+def _continuation(ev: Evidence, sentences: int, limit: int, opening: re.Pattern | None = None) -> str:
     """The sentences that follow the unit in its passage, up to `limit` characters: an explanation goes on
     after its first sentence ("A tuple is a sequence of values. … The important difference is that tuples are
-    immutable.")."""
+    immutable."). `opening`: only while each follows on so (_goes_on)."""
     out: list[str] = []
     for unit in units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)[:sentences]:
         if unit.kind != "sentence" or unit.text.rstrip().endswith(("?", "？")) or is_instruction(unit.text) or \
-                is_exercise(unit.text) or sum(len(t) for t in out) + len(unit.text) > limit:
+                is_exercise(unit.text) or sum(len(t) for t in out) + len(unit.text) > limit or \
+                (opening is not None and not opening.match(unit.text)):
             break
         out.append(unit.text)
     return " ".join(out)
@@ -320,13 +321,7 @@ def _goes_on(ev: Evidence, limit: int) -> str:
     """The sentences right after a quoted sentence that go on about its subject, up to `limit` characters."""
     if ev.unit.kind != "sentence" or ev.unit.text.rstrip().endswith((":", "：")):
         return ""           # a sentence introducing what follows is shown with it (_with_example)
-    out: list[str] = []
-    for unit in units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)[:GOES_ON_SENTENCES]:
-        if unit.kind != "sentence" or not _GOES_ON.match(unit.text) or unit.text.rstrip().endswith(("?", "？")) \
-                or sum(len(t) for t in out) + len(unit.text) > limit:
-            break
-        out.append(unit.text)
-    return " ".join(out)
+    return _continuation(ev, GOES_ON_SENTENCES, limit, _GOES_ON)
 
 
 def _introduction(ev: Evidence) -> str:

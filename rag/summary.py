@@ -131,9 +131,10 @@ MAX_SCOPE_TOPICS = 5
 def _scope_topics(node: OutlineNode, outline: Outline, inside: list[Chunk]) -> list[str]:
     """The words `node` uses far more than its peers (the other chapters, or its sibling sections)."""
     chapters = outline.chapters()
-    peers = chapters if node in chapters else next(
-        (n.children for n in outline.nodes() if node in n.children), outline.roots)
-    others = [chunks_under(peer, outline) for peer in peers if peer is not node]
+    # by path: a node's dataclass equality would compare whole subtrees
+    peers = chapters if any(c.path == node.path for c in chapters) else next(
+        (n.children for n in outline.nodes() if any(c.path == node.path for c in n.children)), outline.roots)
+    others = [chunks_under(peer, outline) for peer in peers if peer.path != node.path]
     if not others:
         return []
     return section_topics([inside, *others], max_topics=MAX_SCOPE_TOPICS)[0]
