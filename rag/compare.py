@@ -23,6 +23,10 @@ _LISTED = re.compile(r"\s*(?:,|、|，)\s*")
 _MORE_VS = re.compile(r"\s+(?:vs\.?|versus)\s+", re.IGNORECASE)
 MAX_SIDES = 5
 
+# Chinese: the words between the sides and 区别 that belong to neither ("A 和 B 到底有啥区别")
+_ZH_ADVERBS = r"(?:之间|到底|究竟|又|都|具体|实际上)*"
+_ZH_ASK_DIFFERENCE = r"(?:有什么|有啥|有何|有哪些|什么|啥|的|在哪|在哪里|在哪儿)?(?:区别|不同|差别|差异|异同|优缺点|哪个好|哪个更好|哪个更)"
+
 COMPARISON_PATTERNS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
     rf"\bdifferen(?:ce|ces|t)\s+between\s+{_A_LIST},?\s+and\s+{_B}{_END}",
     rf"\b(?:how|in what way|in which ways?)\s+(?:is|are|does|do)\s+{_A}\s+(?:differ|different|differs)\s+from\s+{_B}{_END}",
@@ -35,10 +39,11 @@ COMPARISON_PATTERNS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
     rf"\b{_A}\s+(?:differs?|differ)\s+from\s+{_B}{_END}",
     rf"\bsimilarities and differences between\s+{_A_LIST},?\s+and\s+{_B}{_END}",
     r"(?:比较|对比|区分)(?:一下)?(?P<a>[^，。？！和与跟同及]+?)(?:和|与|跟|同|及)(?P<b>[^，。？！]+?)(?:的(?:区别|不同|差别|差异|异同))?(?=[，。？！]|$)",
-    r"(?P<a>(?:[^，。？！：:]|:(?=\S))+?)(?:和|与|跟|同|及|相比于|相较于)(?P<b>(?:[^，。？！：:]|:(?=\S))+?)(?:之间)?"
-    r"(?:有什么|有啥|有何|有哪些|什么|啥|的|在哪|在哪里|在哪儿)?"
-    r"(?:区别|不同|差别|差异|异同|优缺点|哪个好|哪个更好|哪个更)",
-    r"(?P<a>[^，。？！：:]+?)(?:和|与|跟)(?P<b>[^，。？！：:]+?)(?:相比|比较起来|比起来|对比)",
+    rf"(?P<a>(?:[^，。？！：:]|:(?=\S))+?)(?:和|与|跟|同|及|相比于|相较于)(?P<b>(?:[^，。？！：:]|:(?=\S))+?){_ZH_ADVERBS}"
+    rf"{_ZH_ASK_DIFFERENCE}",
+    # a list with no 和: "胖客户端、瘦客户端、无盘工作站到底有啥区别"
+    rf"(?P<a>[^，。？！：:和与跟]+?)、(?P<b>[^，。？！：:、]+?){_ZH_ADVERBS}{_ZH_ASK_DIFFERENCE}",
+    r"(?P<a>[^，。？！：:]+?)(?:和|与|跟)(?P<b>[^，。？！：:]+?)(?:相比|比较起来|比起来|对比|比一比|比比|比较一下)",
     # the two named, then a clause asking the difference: "frame 和 picture 老是搞混，区别到底是啥"
     r"(?P<a>[^，。？！：:]+?)(?:和|与|跟)(?P<b>[^，。？！：:]+?)(?:老是|总是|经常|常常|容易|老)?(?:搞混|混淆|分不清|搞不清)[，,]\s*"
     r"(?:它们|两者|二者|这两个)?(?:的)?(?:区别|不同|差别|差异)",
@@ -56,6 +61,9 @@ _QUOTED_SIDE = re.compile(r"[“\"「『']([^”\"」』']{1,40})[”\"」』']"
 # a field both sides are values of: "Architecture: any 和 all 啥区别" compares "Architecture: any" and
 # "Architecture: all" (a manual writes them so; "any" alone finds nothing)
 _FIELD_BEFORE = re.compile(r"(?P<field>[A-Za-z][\w\-]*:)\s*$")
+# a side's aside in brackets is the learner's gloss, not its name: "选项2（全员笔记本）" is 选项2; code keeps its
+# brackets ("print()", "f(x)")
+_ASIDE = re.compile(r"(?<=\S)\s*(?:（[^（）]*）|\((?=[^()]*[\s\u4e00-\u9fff])[^()]*\))")
 _TAIL_ZH = re.compile(r"(?:之间|两者|二者|这两个|这两种|两个|两种|相比|比较|的)+$")
 
 
@@ -81,8 +89,23 @@ def _clean(side: str) -> str:
     quoted = _QUOTED_SIDE.search(side + ("”" if side.count("“") > side.count("”") else ""))
     if quoted:
         return _clean(quoted.group(1))
-    side = side.strip(" \"'“”‘’「」《》()（）")
+    side = _unbracketed(_ASIDE.sub("", side).strip(" \"'“”‘’「」《》"))
     side = _TAIL_EN.sub("", _LEAD_EN.sub("", side)).strip()
     side = _TAIL_ZH.sub("", _LEAD_ZH.sub("", side)).strip()
     side = re.sub(r"^(?:a|an|the)\s+", "", side, flags=re.IGNORECASE).strip(" \"'“”‘’「」《》")
     return side if len(side) >= 2 and len(side) <= 60 else ""
+
+
+def _unbracketed(side: str) -> str:
+    """The side without brackets around it or left open at its ends ("(tuple" -> "tuple"), keeping those its
+    code needs ("print()", "f(x)")."""
+    for opening, closing in ("()", "（）"):
+        while side and (side[0] == opening and side.endswith(closing) or
+                        side.count(opening) != side.count(closing) and (side[0] == opening or side[-1] == closing)):
+            if side[0] == opening and side.endswith(closing):
+                side = side[1:-1]
+            elif side[0] == opening:
+                side = side[1:]
+            else:
+                side = side[:-1]
+    return side.strip()

@@ -85,6 +85,9 @@ KIND_EXAMPLES: dict[str, list[str]] = {
         "局部变量和全局变量有何不同？", "线性回归与对数几率回归的区别？", "K 均值和层次聚类相比如何？",
         "预训练和微调有什么区别？", "Pre-LN 和 Post-LN 哪个好？", "方法和函数是一回事吗？",
         "随机森林跟决策树比起来怎么样？", "Adam 和 SGD 比较起来哪个收敛快？",
+        # colloquial: three listed with 、 and no 和, an adverb before 区别, "比一比"
+        "进程、线程、协程到底有啥区别？晕了", "列表和字典究竟有啥不一样？", "方案一和方案二比一比，哪个省钱？",
+        "so whats even the difference between map, filter and reduce lol", "mean vs median vs mode?? which do i report",
     ],
     "summarize": [
         "Summarize chapter two.", "Summarize what chapter 10 teaches.", "What does the chapter on dictionaries cover?",

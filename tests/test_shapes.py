@@ -239,6 +239,13 @@ def test_an_explanation_goes_on_after_its_first_sentence(library):
     ("difference between := and default when i declare a param?", (":=", "default")),
     ("union vs diff vs symdiff vs inter vs cross?? esp what dimension does cross give u",
      ("union", "diff", "symdiff", "inter", "cross")),
+    # an adverb before 有啥区别 is no part of a side; a list with no 和; "比一比"; a gloss in brackets is not a name
+    ("列表和元组到底有啥区别", ("列表", "元组")),
+    ("列表和元组究竟有什么不同？", ("列表", "元组")),
+    ("胖客户端、瘦客户端、无盘工作站到底有啥区别？晕了", ("胖客户端", "瘦客户端", "无盘工作站")),
+    ("选项1和选项2（全员笔记本）比一比，成本差多少", ("选项1", "选项2")),
+    ("difference between print() and return (the keyword)?", ("print()", "return")),
+    ("f(x) vs g(x)?", ("f(x)", "g(x)")),
 ])
 def test_the_sides_of_a_comparison(question, sides):
     assert comparison_sides(question) == sides
