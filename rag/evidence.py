@@ -57,6 +57,9 @@ _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}")
 # Dotted leaders or a title followed by a page number: a table of contents line. A number after a colon or an
 # equals sign is a value ("Number of different words: 7214"), not a page.
+# a contents line's dots leading to its page, whatever the unit's length, and where the sentence splitter left its
+# page number to the next unit ("72 E.3 Optimal LP solution . . . . . ."); an ellipsis has three
+_DOT_LEADER = re.compile(r"(?:\.\s?){5,}\s*(?:\d+\b|$)")
 _TOC_LINE = re.compile(r"(\.\s?){4,}\s*\d+\s*$|(?<![:=：])\s\d{1,4}\s*$")
 FRONT_MATTER = re.compile(
     r"^(contents|table of contents|目录|目 录|index|索引|acknowledg|preface|foreword|copyright|版权|"
@@ -683,7 +686,8 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
         # a heading left in the text as a line of its own ("Coordinate System") names a topic and says nothing
         headings = {_folded_heading(h) for h in hit.chunk.heading_path}
         for unit in split_units(hit.chunk.text, hit.chunk.context_prefix):
-            toc_entry = unit.kind == "sentence" and len(unit.text) < 80 and _TOC_LINE.search(unit.text)
+            toc_entry = unit.kind == "sentence" and (len(unit.text) < 80 and _TOC_LINE.search(unit.text) or
+                                                     _DOT_LEADER.search(unit.text))
             if unit.kind == "sentence" and len(unit.text) < 80 and \
                     (_folded_heading(unit.text) in headings or _TITLE_LINE.fullmatch(unit.text.strip())):
                 continue

@@ -49,3 +49,21 @@ def test_prose_with_years_and_publishing_words_is_not_a_reference_list():
     lines = "\n".join(f"Segment {n} revenue in 2017 moved with pricing, volume and the cost of software; the press "
                       f"release and journal entries of 2016 were restated." for n in range(1, 9))
     assert not is_reference_list(lines)
+
+
+def test_a_contents_line_is_never_evidence_whatever_its_length():
+    """The tail of a contents page in a chunk of its own (too few lines to be told as front matter): its lines
+    split at the dots ("72 E.3 Optimal LP solution . . . . . ." with the next line's page number) are contents,
+    not an answer about the solution."""
+    from rag.evidence import score_evidence
+    contents = ("E.2 Generated LP problem instance . . . . . . . . . . . . . . . . . . . . . 72\n"
+                "E.3 Optimal LP solution of the transportation problem . . . . . . . . . . . . . . . . . . . 72\n\n"
+                "Acknowledgements 74")
+    solution = "The optimal solution of the transportation problem has a total cost of 153.675."
+    hits = [SearchHit(chunk=Chunk(f"d:{n}", "d", n, text, heading, page, page, 0, len(text), 60), doc_name="gmpl.pdf",
+                      doc_title="MathProg", score=1.0, rank=n)
+            for n, (text, heading, page) in enumerate([(contents, [], 5), (solution, ["E.3 Optimal LP solution"], 72)])]
+    shown = [ev.unit.text for ev in score_evidence("What is the optimal solution of the transportation problem?",
+                                                   hits, None, {})]
+    assert any("153.675" in t for t in shown)
+    assert not any(". . . . ." in t for t in shown)
