@@ -55,6 +55,8 @@ KIND_EXAMPLES: dict[str, list[str]] = {
         "What is MCAS and what does it do?", "What is an index in a database?",
         "什么是过拟合？", "什么是版本空间？", "什么是信息熵？", "版本空间是什么？", "什么叫正则化？",
         "注意力机制是什么？它解决了什么问题？", "残差连接是什么？", "什么是对偶问题，它有什么用？",
+        # colloquial: 是个啥 / 是啥玩意 / "what even is"
+        "LDAP 是个啥？", "闭包是个啥东西？", "生成器到底是啥玩意？", "这个 MRO 是个啥，有啥用？", "what even is a monad lol",
         # what a piece of notation, code or a formula means, also in a chapter named by its number
         "What does the -1 mean in lm(y ~ x - 1)?", "What does x[-2] mean in this code?",
         "In chapter 4, what does the ** operator mean?", "In chapter 7, what does the notation f(x; y) stand for?",

@@ -19,7 +19,9 @@ UNSEEN = {
                   "Could you give me an overview of the chapter on files?", "概括一下这一章的要点。"],
     "compare": ["What is the difference between a set and a dictionary?", "How do lists differ from strings?",
                 "Compare recursion with iteration.", "决策树和神经网络有什么区别？", "查全率与查准率有何不同？",
-                "Bayes vs maximum likelihood: what's the difference?", "SVM 和对数几率回归比较起来怎么样？"],
+                "Bayes vs maximum likelihood: what's the difference?", "SVM 和对数几率回归比较起来怎么样？",
+                # three listed with 、 and an adverb before 区别 (unseen u6z-007 was read as a lookup)
+                "胖客户端、瘦客户端、无盘工作站到底有啥区别？晕了", "方案A和方案B比一比，成本差多少"],
     "example": ["Show me an example of a nested list.", "Give me an example of string slicing.",
                 "给我举一个 Boosting 的例子。", "书里有没有关于字符串切片的示例代码？", "Can you show the example code for a class?"],
     "why": ["Why do tuples exist if we have lists?", "Why is the base case necessary?", "为什么需要剪枝？",
@@ -38,7 +40,9 @@ UNSEEN = {
                 "模型公式里 y ~ x - 1 是啥意思？", "In chapter 11, what does y ~ x - 1 mean?",
                 "第3章里的 `$` 符号是什么意思？",
                 # what a thing is for (unseen u5e-006 was read as a lookup)
-                "whats even the point of a lambda? i never get what its for", "装饰器到底有什么用？看不懂"],
+                "whats even the point of a lambda? i never get what its for", "装饰器到底有什么用？看不懂",
+                # colloquial 是个啥, and then a second ask (unseen u6z-005 was read as a lookup)
+                "装饰器是个啥？", "CMDB 是个啥？是不是一定要把所有配置都塞进一个数据库里"],
     "lookup": ["What is the default port of the server?", "What is the deadline for the report?",
                "GPT-2 的词表有多大？", "Which year was the second edition published?"],
 }
