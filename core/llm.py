@@ -21,7 +21,7 @@ import re
 import threading
 import time
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 from core import local_model
@@ -150,9 +150,10 @@ class LLMClient:
         """The term as the endpoint writes it (a model served elsewhere is not a small one left guessing)."""
         return [self.complete(messages, max_tokens=max_tokens, temperature=0.0)]
 
-    def stream(self, messages: list[dict], *, max_tokens: int | None = None) -> Iterator[str]:
+    def stream(self, messages: list[dict], *, max_tokens: int | None = None) -> Generator[str, None, str | None]:
         """Yield text pieces as they arrive; LLMError on failure, or when the whole answer takes longer
-        than LLM_TIMEOUT_S (a server that drips a token every few seconds never trips a read timeout)."""
+        than LLM_TIMEOUT_S (a server that drips a token every few seconds never trips a read timeout).
+        Returns why the model stopped ("stop", or "length" when max_tokens cut it short), if the server says."""
         timeout = self.settings.llm_timeout_s
         deadline = time.monotonic() + timeout
         stop = threading.Event()
@@ -170,6 +171,8 @@ class LLMClient:
                     for event in response:
                         if stop.is_set():
                             break
+                        if event.choices and event.choices[0].finish_reason:
+                            reply["finish"] = event.choices[0].finish_reason
                         if event.choices and event.choices[0].delta and event.choices[0].delta.content:
                             q.put(("text", event.choices[0].delta.content))
                 finally:
@@ -200,6 +203,7 @@ class LLMClient:
                            f"finish its answer within {timeout:g} s; try again.", key="err_llm_timeout") from None
         finally:
             stop.set()
+        return reply.get("finish")
 
 
 def yes_share(top: list[tuple[str, float]]) -> float | None:
@@ -378,9 +382,10 @@ class LocalLLM:
                  temperature: float | None = None) -> str:
         return "".join(self._generate(messages, max_tokens, temperature)).strip()
 
-    def stream(self, messages: list[dict], *, max_tokens: int | None = None) -> Iterator[str]:
-        """Yield text pieces as the model writes them (LLMError on failure or past LLM_TIMEOUT_S)."""
-        yield from self._generate(messages, max_tokens, None)
+    def stream(self, messages: list[dict], *, max_tokens: int | None = None) -> Generator[str, None, str | None]:
+        """Yield text pieces as the model writes them (LLMError on failure or past LLM_TIMEOUT_S). Returns why
+        the model stopped ("stop", or "length" when max_tokens cut it short)."""
+        return (yield from self._generate(messages, max_tokens, None))
 
     def yes_probability(self, messages: list[dict]) -> float | None:
         """P(the reply starts with YES) against NO, from the first token's log-probabilities (one token is
@@ -449,7 +454,8 @@ class LocalLLM:
             return None
 
     # -- the one generation path ----------------------------------------------------------------------
-    def _generate(self, messages: list[dict], max_tokens: int | None, temperature: float | None) -> Iterator[str]:
+    def _generate(self, messages: list[dict], max_tokens: int | None,
+                  temperature: float | None) -> Generator[str, None, str | None]:
         s, engine = self.settings, self._engine
         limit = min(max_tokens, s.llm_local_max_tokens) if max_tokens else s.llm_local_max_tokens
         request = {"messages": messages, "max_tokens": limit, "stream": True, "cache_prompt": True,
@@ -509,6 +515,7 @@ class LocalLLM:
             raise LLMError(f"The local model did not finish its answer within {s.llm_timeout_s:g} s; "
                            "ask a shorter question, or try again.",
                            key="err_llm_local_timeout", seconds=f"{s.llm_timeout_s:g}")
+        return state.get("finish")
 
     @staticmethod
     def _callback(q: queue.Queue, stop: threading.Event, deadline: float, state: dict) -> Callable[[object], bool]:
@@ -536,6 +543,8 @@ class LocalLLM:
             choices = chunk.get("choices") or []
             if not choices:
                 return False
+            if choices[0].get("finish_reason"):
+                state["finish"] = choices[0]["finish_reason"]
             delta = choices[0].get("delta") or choices[0].get("message") or {}
             text = delta.get("content")
             if text:

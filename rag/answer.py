@@ -539,7 +539,13 @@ def stream_composed_answer(question: str, sources: list[Source], llm, *, system:
     pieces: list[str] = []
     messages = build_messages(question, sources, system=system, history=history, memory_context=memory_context,
                               bare_labels=bare_labels, instruction=instruction)
-    for piece in llm.stream(messages, max_tokens=max_tokens):
+    stream = llm.stream(messages, max_tokens=max_tokens)
+    while True:
+        try:
+            piece = next(stream)
+        except StopIteration as end:
+            finish = end.value
+            break
         out = renumberer.feed(piece)
         if out:
             pieces.append(out)
@@ -549,6 +555,8 @@ def stream_composed_answer(question: str, sources: list[Source], llm, *, system:
         pieces.append(tail)
         yield tail
     text = "".join(pieces).strip()
+    if finish == "length":          # cut off at max_tokens: its unfinished last sentence says nothing whole
+        text = without_unfinished_tail(text)
     if renumber_citations:
         text, order = renumber(text, set(by_n))
         citations = [citation_for(i, by_n[k].hit, quote=by_n[k].text, support=by_n[k].support)
@@ -557,6 +565,24 @@ def stream_composed_answer(question: str, sources: list[Source], llm, *, system:
         citations = [citation_for(k, by_n[k].hit, quote=by_n[k].text, support=by_n[k].support)
                      for k in dict.fromkeys(int(m) for m in CITATION_MARK.findall(text)) if k in by_n]
     yield Answer(question=question, text=text, citations=citations, mode="llm", llm=getattr(llm, "model", "llm"))
+
+
+# where a sentence ends: its stop, then any closing quotes, brackets, emphasis and citation marks
+_SENTENCE_DONE = re.compile(r"[.!?。！？](?:[\"'”’)）*`]*(?:\s*\[\d{1,6}\])*)(?=\s|$)")
+
+
+_LIST_NUMBER = re.compile(r"\s*(?:[-*]\s*)?\d{1,3}\.")     # "2." begins a numbered item; it ends no sentence
+
+
+def without_unfinished_tail(text: str) -> str:
+    """`text` up to its last finished sentence, for an answer the token limit cut off ("… [3] - `" ends a list
+    the model did not finish); unchanged when no finished sentence would be left or the cut is inside code."""
+    ends = [m.end() for m in _SENTENCE_DONE.finditer(text)
+            if not _LIST_NUMBER.fullmatch(text[text.rfind("\n", 0, m.start()) + 1:m.end()])]
+    if not ends or text[:ends[-1]].count("```") % 2:
+        return text
+    kept = text[:ends[-1]].rstrip()
+    return kept if has_words(CITATION_MARK.sub("", kept)) else text
 
 
 _TRIPLE_QUOTES = re.compile(r'"""|\'\'\'')

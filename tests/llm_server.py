@@ -90,7 +90,7 @@ class FakeLLM:
                                             "usage": {"prompt_tokens": 1, "total_tokens": 1}})
                 text = fake.reply_for(body.get("messages", []))
                 if body.get("stream"):
-                    return self._stream(text)
+                    return self._stream(text, body.get("max_tokens"))
                 choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}
                 if body.get("logprobs") and fake.judgement is not None:
                     import math
@@ -111,11 +111,14 @@ class FakeLLM:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _stream(self, text):
+            def _stream(self, text, max_tokens=None):
+                """One word per chunk; at most `max_tokens` words (a word for a token), then why it stopped."""
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
                 words = text.split(" ")
+                cut = bool(max_tokens) and len(words) > max_tokens
+                words = words[:max_tokens] if cut else words
                 for i, word in enumerate(words):
                     if fake.mode == "stall_midstream" and i == 2:
                         time.sleep(fake.stall_seconds)
@@ -127,6 +130,9 @@ class FakeLLM:
                         self.wfile.flush()
                     except (BrokenPipeError, ConnectionResetError):
                         return
+                end = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                       "choices": [{"index": 0, "delta": {}, "finish_reason": "length" if cut else "stop"}]}
+                self.wfile.write(f"data: {json.dumps(end)}\n\n".encode())
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
 

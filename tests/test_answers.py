@@ -568,6 +568,23 @@ def test_a_citation_cut_off_by_the_token_limit_is_left_out(llm_settings, fake_ll
     assert all(c.sentence.strip() != "[1" for c in answer.checks)
 
 
+def test_a_sentence_cut_off_by_the_token_limit_is_left_out(llm_settings, fake_llm):
+    """A model stopped by its token limit mid-list ("… keys [1]. - `tu") ends at its last finished sentence; one
+    that stopped by itself keeps its last line, full stop or not (the server says which: finish_reason)."""
+    from rag.tool import RAGTool
+    tool = RAGTool("reader", llm_settings.model_copy(update={"llm_max_tokens": 16}))
+    tool.add_text("# Tuples\n\nA tuple is a sequence of values. Tuples are immutable, so they can be dictionary keys.",
+                  title="Tuples", name="tuples.md")
+    fake_llm.answer = ("Tuples are immutable, so they can be dictionary keys [1]. **Difference**: - `tuple` is "
+                       "immutable and a list is not, so only the tuple can be a key")
+    answer = tool.ask("Can a tuple be a dictionary key?")
+    opening = answer.text.split("\n\n")[0]
+    assert answer.mode == "llm" and opening.endswith("dictionary keys [1]."), answer.text
+    fake_llm.answer = "Tuples are immutable [1]. So they can be dictionary keys"      # 10 words: not cut
+    answer = tool.ask("Can a tuple be a dictionary key?")
+    assert "So they can be dictionary keys" in answer.text
+
+
 def test_citation_numbers_follow_first_use_even_when_a_number_is_split_across_pieces():
     r = CitationRenumberer({1, 2, 3})
     out = "".join(r.feed(p) for p in ["Tuples are immutable [", "3]. They can be keys [1", "][3]. Bogus [9]."])
