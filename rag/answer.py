@@ -362,12 +362,13 @@ def citation_place(chunk, quote: str) -> tuple:
 
 def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: int = 3,
                       min_relative: float = 0.6, budget: int = EXTRACTIVE_BUDGET_CHARS,
-                      lead_sentences: int = 0, worked_chars: int = 0) -> Answer:
+                      lead_sentences: int = 0, worked_chars: int = 0, from_opening: bool = False) -> Answer:
     """The best unit as the short answer, then up to `max_quotes` supporting units nearly as good,
     none repeating another, each cited in order of appearance. `lead_sentences`: the sentences after the
     best unit shown with it (an explanation, a reason); code is shown under the sentence introducing it.
     `worked_chars`: each unit is shown with what follows it — an example's code and sentences whole
-    (rag.worked) — about this long for the first, half of it for the others."""
+    (rag.worked) — about this long for the first, half of it for the others. `from_opening` (an example asked
+    for): the first is shown from where its worked example begins."""
     chosen = _within_budget(answering_units(evidence, max_quotes=max_quotes, min_relative=min_relative), budget)
     numbers: dict[tuple, int] = {}
     citations: list[Citation] = []
@@ -388,7 +389,7 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
             if (cid, ev.unit.start) in worked_shown:      # inside an example already shown
                 continue
             worked = worked_example(ev, worked_chars if i == 0 else worked_chars // 2, mark, lead_bold=i == 0,
-                                    code_only=i > 0, shown=worked_shown)
+                                    code_only=i > 0, shown=worked_shown, from_opening=from_opening and i == 0)
             grow_quote(citations[numbers[place] - 1], ev.unit.text, worked)
             lines.append(worked.markdown)
             continue

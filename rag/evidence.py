@@ -112,6 +112,20 @@ def units_after(unit: Unit, text: str, context: str = "") -> list[Unit]:
     return kept
 
 
+def units_before(unit: Unit, text: str, context: str = "") -> list[Unit]:
+    """The units that precede `unit` in its chunk back to the heading above it, in order: what came before it
+    in the same section (where the example it is part of begins)."""
+    preceding = [u for u in split_units(text, context) if u.end <= unit.start]
+    kept: list[Unit] = []
+    pos = unit.start
+    for u in reversed(preceding):
+        if any(_HEADING.match(line) or _NUMBERED_HEADING.match(line) for line in text[u.end:pos].split("\n")):
+            break
+        kept.insert(0, u)
+        pos = u.start
+    return kept
+
+
 def _paragraph_units(text: str, base: int, header: str = "", widest: int = 0) -> list[Unit]:
     units: list[Unit] = []
     for para in re.finditer(r"(?:[^\n]|\n(?!\s*\n))+", text):

@@ -133,6 +133,9 @@ KIND_EXAMPLES: dict[str, list[str]] = {
         "用一个例子说明一下梯度下降。", "书中的例子是什么？", "给一个具体的例子。", "举例说明层归一化。",
         "能举个具体的例子吗？", "给我看看书里的例子。", "书上用哪个例子讲这个方法？", "这个公式能举个例子算一遍吗？",
         "有没有 Transformer 的代码示例？", "给我举一个 SVM 核函数的例子。", "书里用什么例子说明 Bagging？",
+        # colloquial: the book's example named by what happens in it, asked what it shows or how it goes
+        "书里那个银行账户的例子，想说明啥道理？", "那个汉诺塔的例子是怎么一步一步算的？", "书里举的那个缓存的例子到底说了啥？",
+        "书里讲服务器宕机的那个例子，最后是咋处理的？", "the coin flip example in the book, what is it trying to show?",
         # an example located by its chapter: the chapter says where, the ask is about the example
         "the word count example at the end of chapter 4, what do its options do?",
         "In chapter 2's shopping list example, what does the second loop print?",

@@ -691,7 +691,8 @@ class RAGTool:
                                        budget=shape.budget, worked_chars=shape.worked_chars)
         if answer is None:
             answer = extractive_answer(question, evidence, max_quotes=shape.max_quotes, budget=shape.budget,
-                                       lead_sentences=shape.lead_sentences, worked_chars=shape.worked_chars)
+                                       lead_sentences=shape.lead_sentences, worked_chars=shape.worked_chars,
+                                       from_opening=shape.kind == "example")
         return answer
 
     def _widened(self, evidence: list[Evidence], chunks: int = 6) -> list[Evidence]:
@@ -997,7 +998,8 @@ class RAGTool:
         if emitted:
             yield "\n\n"
         answer = book or extractive_answer(question, evidence, max_quotes=shape.max_quotes, budget=shape.budget,
-                                   lead_sentences=shape.lead_sentences, worked_chars=shape.worked_chars)
+                                           lead_sentences=shape.lead_sentences, worked_chars=shape.worked_chars,
+                                           from_opening=shape.kind == "example")
         if translate:
             self._in_readers_language(question, answer)
         yield answer.text

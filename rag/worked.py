@@ -14,7 +14,7 @@ import re
 
 from core.text import token_spans
 from rag.chunk import HEADING_LINE
-from rag.evidence import Evidence, Unit, is_exercise, is_markup, split_units, units_after
+from rag.evidence import Evidence, Unit, is_exercise, is_markup, split_units, units_after, units_before
 from rag.injection import is_instruction
 from rag.rows import as_markdown as rows_as_markdown
 from rag.types import Chunk, SearchHit
@@ -263,18 +263,48 @@ class Worked:
     quote: str
 
 
+# A sentence that says a worked example begins: "我们举个例子。", "以西瓜数据集为例，", "For example, suppose …"
+_EXAMPLE_OPENING = re.compile(r"举个例子|举一个例子|举例来说|举例说明|看一个例子|看个例子|以[^，。；]{1,20}为例|(?:例如|比如)[:：]\s*$|"
+                              r"^(?:for example|for instance|as an example)\b|\bconsider the following\b|"
+                              r"\bhere is an example\b|\blet'?s (?:look at|take|consider|see) an? (?:\w+ )?example\b",
+                              re.IGNORECASE)
+EXAMPLE_REACH_CHARS = 900     # how far back in its section a sentence may look for where its example begins
+
+
+def example_opening(ev: Evidence) -> list[Unit]:
+    """For a sentence inside a worked example (the printer one's "操作部门联络学校的 ICT 联络人…", its fourth step),
+    the sentences from the one that begins the example ("为了对…有个概念，我们举个例子。") up to it; none when no
+    such sentence is near before it in its section."""
+    if ev.unit.kind != "sentence" or _EXAMPLE_OPENING.search(ev.unit.text):
+        return []
+    taken: list[Unit] = []
+    for unit in reversed(units_before(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)):
+        if unit.kind != "sentence" or is_instruction(unit.text) or is_exercise(unit.text):
+            return []
+        taken.insert(0, unit)
+        if sum(len(u.text) for u in taken) > EXAMPLE_REACH_CHARS:
+            return []
+        if _EXAMPLE_OPENING.search(unit.text):
+            return taken
+    return []
+
+
 def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = True, code_only: bool = False,
-                   shown: set[tuple[str, int]] | None = None) -> Worked:
+                   shown: set[tuple[str, int]] | None = None, from_opening: bool = False) -> Worked:
     """The unit with what follows it in its section — sentences and code blocks whole — until about `limit`
     characters are shown (past it only to reach the example's first code, up to twice it; a code block begun
     inside the limit is shown whole); a code unit with the sentence introducing it above, a sentence with the
     code it comes right after. `code_only`: what follows is shown only when it reaches code (a supporting
     quote grows into its example, not into more prose). `shown` holds (chunk id, unit start) of what the
-    answer already shows: a unit there ends the example, and the units shown here are added to it."""
+    answer already shows: a unit there ends the example, and the units shown here are added to it.
+    `from_opening`: a sentence inside a worked example is shown from where the example begins (`example_opening`)."""
     shown = set() if shown is None else shown
     cid = ev.hit.chunk.chunk_id
     intro = introduction(ev)
-    units = [u for u in (*_code_before(ev), intro, *_list_before(ev)) if u and (cid, u.start) not in shown] + [ev.unit]
+    before = [*_code_before(ev), intro, *_list_before(ev)]
+    if from_opening and not any(before):
+        before = example_opening(ev)
+    units = [u for u in before if u and (cid, u.start) not in shown] + [ev.unit]
     head = len(units)
     used = sum(len(u.text) for u in units)
     shows_code = any(u.kind == "code" for u in units)

@@ -23,7 +23,9 @@ UNSEEN = {
                 # three listed with 、 and an adverb before 区别 (unseen u6z-007 was read as a lookup)
                 "胖客户端、瘦客户端、无盘工作站到底有啥区别？晕了", "方案A和方案B比一比，成本差多少"],
     "example": ["Show me an example of a nested list.", "Give me an example of string slicing.",
-                "给我举一个 Boosting 的例子。", "书里有没有关于字符串切片的示例代码？", "Can you show the example code for a class?"],
+                "给我举一个 Boosting 的例子。", "书里有没有关于字符串切片的示例代码？", "Can you show the example code for a class?",
+                # the book's example named by what happens in it (unseen u6z-013, u6z-015 read as explain, compare)
+                "书里举的那个递归求阶乘的例子，想说明啥？", "书里那个“网线松了”的例子，管理员是怎么一步一步排查的"],
     "why": ["Why do tuples exist if we have lists?", "Why is the base case necessary?", "为什么需要剪枝？",
             "为什么要引入核函数？", "Why does the author recommend incremental development?",
             "TSVM 训练时为啥要去交换两个未标记样本的伪标记？", "微调的时候为啥要冻结一部分参数？",

@@ -365,3 +365,28 @@ def test_a_sentence_pointing_back_past_a_run_shows_the_program_it_ran(tmp_path):
     text = answer.text
     assert "if not isinstance(n, int):" in text and ">>> print(factorial(-2))" in text, text
     assert text.index("def factorial") < text.index(">>> print(factorial(-2))") < text.index("called a guardian")
+
+
+def test_an_example_asked_for_is_shown_from_where_it_begins():
+    """The printer example matched best at its fourth step ("操作部门联络学校的 ICT 联络人…"): asked for the example,
+    the learner sees it from "我们举个例子" on; asked to explain, the matched sentence leads as before. A sentence with
+    no example opening before it in its section is shown from itself."""
+    from rag.answer import extractive_answer
+    from rag.evidence import Evidence, split_units
+    text = ("## 3.2.3 与运行事件相关的行为\n\n为了对报告事件后完成的行为有个概念，我们举个例子。用户报告不能打印。运行部门立刻将事件记入日志，"
+            "并给予案件编号。操作者检查后台打印程序，看到队列排满了。操作部门联络学校的 ICT 联络人，要求检查打印机的纸盒是否空了。"
+            "ICT 联络人重新装填了纸盒，打印正常了。案件关闭。")
+    hit = section_hit("c1", text)
+    step = next(u for u in split_units(hit.chunk.text) if u.text.startswith("操作部门联络"))
+    evidence = [Evidence(1, hit, step, 0.9, 0.9, None)]
+    example = extractive_answer("书里那个打印机的例子是怎么处理的？", evidence, worked_chars=900, budget=1100,
+                                from_opening=True)
+    assert example.text.startswith("**为了对报告事件后完成的行为有个概念，我们举个例子。**") and "案件编号" in example.text
+    assert "案件编号" in example.citations[0].quote
+    explained = extractive_answer("书里那个打印机的例子是怎么处理的？", evidence, worked_chars=900, budget=1100)
+    assert explained.text.startswith("**操作部门联络学校的 ICT 联络人") and "案件编号" not in explained.text
+    plain = section_hit("c2", "## 3.2.4 清单\n\n用户报告不能打印。运行部门记入日志。操作部门联络学校的 ICT 联络人。")
+    unit = next(u for u in split_units(plain.chunk.text) if u.text.startswith("操作部门联络"))
+    alone = extractive_answer("操作部门联络谁？", [Evidence(1, plain, unit, 0.9, 0.9, None)], worked_chars=900,
+                              budget=1100, from_opening=True)
+    assert alone.text.startswith("**操作部门联络学校的 ICT 联络人")
