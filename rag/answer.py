@@ -234,15 +234,19 @@ def evidence_citations(evidence: list[Evidence], limit: int) -> list[Citation]:
 
 
 def refusal(question: str, evidence: list[Evidence], hits: list[SearchHit], *, max_related: int = 3,
-            unknown_words: list[str] = ()) -> Answer:
+            unknown_words: list[str] = (), untranslated: bool = False) -> Answer:
     """'Not in your documents', with the closest passages as related reading; naming the question's
-    words that no passage of the library contains, when there are any."""
+    words that no passage of the library contains, when there are any. `untranslated`: every document is in
+    the other language and the question was not translated: that is said instead (none of its words could
+    be in them)."""
     zh = detect_language(question) == "zh"
     related = evidence_citations(evidence, max_related)
     if not related:
         related = [citation_for(i, h) for i, h in enumerate(hits[:max_related], start=1)]
     text = prompts.NOT_IN_DOCUMENTS_ZH if zh else prompts.NOT_IN_DOCUMENTS
-    if unknown_words:
+    if untranslated:
+        text += prompts.OTHER_LANGUAGE_ONLY_ZH if zh else " " + prompts.OTHER_LANGUAGE_ONLY
+    elif unknown_words:
         words = ("、" if zh else ", ").join(f"“{w}”" for w in unknown_words[:3])
         never = prompts.NEVER_MENTIONED_ZH if zh else " " + prompts.NEVER_MENTIONED
         text += never.format(words=words)

@@ -38,6 +38,11 @@ NOT_IN_DOCUMENTS_ZH = "你的文档中没有这个问题的答案：没有段落
 # after NOT_IN_DOCUMENTS, when the question uses words no chunk contains (rag.evidence.unknown_words)
 NEVER_MENTIONED = "Your documents never mention {words}."
 NEVER_MENTIONED_ZH = "你的文档中从未出现{words}。"
+# after NOT_IN_DOCUMENTS, when every document is in the other language and the question was not translated (no model):
+# its words meet none of theirs, and it was matched by meaning alone
+OTHER_LANGUAGE_ONLY = ("Your documents are in Chinese, and without a language model an English question is matched "
+                       "by meaning alone: asking in Chinese finds more.")
+OTHER_LANGUAGE_ONLY_ZH = "你的文档是英文的；没有语言模型时，中文问题只能按意思匹配：用英文提问能找到更多。"
 
 QUEUED = ("Your answer is queued: the language model on this computer is answering {n} other question(s) "
           "first. The passages above are ready to read.")

@@ -657,7 +657,7 @@ class RAGTool:
             return (yield from self._answer(question, dataclasses.replace(plan, scope=None), docs, history,
                                             memory_context, notices, queries, options, own_words))
         if strength < self.settings.answer_min_support:
-            answer = refusal(question, evidence, hits, unknown_words=unknown)
+            answer = refusal(question, evidence, hits, unknown_words=unknown, untranslated=all_other and not translation)
             yield SourcesEvent(answer.related, related=True, search_query=question)
             yield answer.text
             return answer

@@ -202,6 +202,16 @@ def test_a_question_naming_what_a_long_document_never_mentions_is_declined(setti
     assert not answered.refused and "1,037.1" in answered.text
 
 
+def test_an_untranslated_question_over_books_all_in_the_other_language_is_told_so(settings):
+    """Without a model an English question over a Chinese library is matched by meaning alone; when that is too
+    weak, the refusal says why and what to do, not that the documents "never mention" English words."""
+    tool = RAGTool("reader", settings)
+    tool.add_text(ZH, title="南瓜书笔记", name="pumpkin.md")
+    _, answer = stream(tool, "Which roles run the school's IT, according to this manual, and who does what?")
+    assert answer.refused and "never mention" not in answer.text, answer.text
+    assert answer.text.endswith("asking in Chinese finds more."), answer.text
+
+
 def test_a_word_one_letter_off_the_librarys_is_read_as_the_library_writes_it(settings):
     """A reader's slip ("revnue", "satelites") is searched as the book spells it and never called unknown; a
     word no closer than that ("bicycles"), or too short to tell a slip from another word, stays as typed."""
