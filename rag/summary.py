@@ -207,14 +207,34 @@ def section_topics(groups: list[list[Chunk]], max_topics: int = MAX_TOPICS) -> l
         counts.append(count)
     holding = Counter(key for count in counts for key in count)
     out = []
-    for count in counts:
+    for count, units in zip(counts, texts):
         scored = [(n * math.log((1 + len(groups)) / (1 + holding[key])), key) for key, n in count.items()
                   if n >= TOPIC_MIN_COUNT and holding[key] < len(groups) and
                   zipf_frequency(spelled[key].most_common(1)[0][0], "zh" if CJK_CHAR.match(key) else "en")
                   <= TOPIC_MAX_ZIPF]
-        best = [key for score, key in sorted(scored, key=lambda t: (-t[0], t[1])) if score > 0][:max_topics]
-        out.append([spelled[key].most_common(1)[0][0] for key in best])
+        best = []
+        for score, key in sorted(scored, key=lambda t: (-t[0], t[1])):
+            if len(best) >= max_topics or score <= 0:
+                break
+            word = spelled[key].most_common(1)[0][0]
+            if zh or _names_a_thing(word, units):
+                best.append(word)
+        out.append(best)
     return out
+
+
+TOPIC_TAGGED_USES = 3     # sentences of the section tagged to tell how it uses a word
+
+
+def _names_a_thing(word: str, units: list[str]) -> bool:
+    """Whether an English section uses the word mostly as a noun ("domain", "slice", "indexing"), not as a verb or
+    adjective ("specified", "reserved": a chapter is not "mostly about" them), by the tagger on a few of its
+    sentences that hold it."""
+    from core.nlp import english_tags
+    pattern = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])", re.IGNORECASE)
+    uses = [u for u in units if pattern.search(u)][:TOPIC_TAGGED_USES]
+    tags = [tag for u in uses for token, tag in english_tags(u[:400]) if token == word.lower()]
+    return not tags or 2 * sum(tag.startswith("NN") for tag in tags) >= len(tags)
 
 
 def _prose_of(chunks: list[Chunk]) -> list[str]:

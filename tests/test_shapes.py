@@ -810,3 +810,20 @@ def test_a_chapter_summary_keeps_its_introductions_plan_of_what_comes(tmp_path):
     tool.add_text(STATEMENTS_BOOK, title="Modeling language", name="modeling.md")
     _, answer = ask(tool, "Summarize chapter 4")
     assert answer.kind == "summarize" and "functional statements" in answer.text, answer.text
+
+
+def test_a_section_is_mostly_about_its_nouns_not_the_verbs_it_repeats():
+    """The MathProg manual's statements chapter says "specified" in every other sentence: its topics are the
+    things it names (domain, attribute), not what it keeps doing with them."""
+    from rag.summary import section_topics
+    from rag.types import Chunk
+    statements = ("The domain is specified after the name. A domain is specified as an indexing expression. "
+                  "The attribute is specified after the domain. Each attribute is specified once. "
+                  "A domain may be empty. The attribute integer is optional.")
+    others = ["A number is a sequence of digits. Numbers may have a sign.",
+              "A comment starts with a hash sign. Comments are ignored by the translator.",
+              "The output is written to a file. The file name is given on the command line."]
+    groups = [[Chunk(f"d:{n}", "d", n, text, [f"Chapter {n}"], n, n, 0, len(text), 60)]
+              for n, text in enumerate([statements, *others], start=1)]
+    topics = section_topics(groups)[0]
+    assert "domain" in topics and "attribute" in topics and "specified" not in topics, topics
