@@ -85,6 +85,30 @@ def comparison_sides(question: str) -> tuple[str, ...] | None:
     return None
 
 
+# the question's own words beside its sides that say what they are compared in ("when i declare a param",
+# "Nittedal 那个计划里 … 成本差多少"): a bare side ("default", ":=", "选项1") asked alone is found anywhere
+CONTEXT_MAX_WORDS = 4
+# what asks for the comparison, also misspelt ("whats the diffrence")
+_COMPARING_WORD = re.compile(r"^(?:diff|compar|contrast|versus)|^(?:区别|不同|差别|差异|比较|对比|比一比|一比|相比|异同|一样)$")
+
+
+def side_context(question: str, sides: tuple[str, ...]) -> list[str]:
+    """The words of the question outside the comparison it makes that name a topic (rag.evidence.names_a_topic),
+    up to CONTEXT_MAX_WORDS: what each side is searched with, so that a side is found where the question is."""
+    from core.text import search_tokens
+    from rag.evidence import names_a_topic
+    m = next((m for pattern in COMPARISON_PATTERNS if (m := pattern.search(question))), None)
+    if m is None:
+        return []
+    rest = f"{question[:m.start()]} {question[m.end():]}"
+    named = {t for side in sides for t in search_tokens(side)}
+    out: list[str] = []
+    for token in search_tokens(rest):
+        if token not in named and not _COMPARING_WORD.match(token) and token not in out and names_a_topic(token):
+            out.append(token)
+    return out[:CONTEXT_MAX_WORDS]
+
+
 def _clean(side: str) -> str:
     quoted = _QUOTED_SIDE.search(side + ("”" if side.count("“") > side.count("”") else ""))
     if quoted:

@@ -833,6 +833,22 @@ class QuestionTerms(NamedTuple):
     n_chunks: int
 
 
+# a word this common names no particular topic: "give" (5.7), "时候" (5.9); "results" (5.2), "成本" (4.9) may
+TOPIC_MAX_ZIPF_EN = 5.5
+TOPIC_MAX_ZIPF_ZH = 5.5
+
+
+def names_a_topic(token: str) -> bool:
+    """Whether a token of a question (core.text.search_tokens) names what it is about rather than shaping the
+    question or the learner's situation: "param", "dimension", "成本" do; "look", "give", "多少", "晕" do not."""
+    from wordfreq import zipf_frequency
+    if CJK_CHAR.match(token):
+        return len(token) >= 2 and not _ZH_QUESTION_WORDS.fullmatch(token) and \
+            zipf_frequency(token, "zh") < TOPIC_MAX_ZIPF_ZH
+    return len(token) >= 4 and token not in _QUESTION_PHRASING and token not in STOPWORDS and \
+        zipf_frequency(token, "en") < TOPIC_MAX_ZIPF_EN
+
+
 def unknown_words(question: str, document_frequency: dict[str, int], n_chunks: int) -> list[str]:
     """English words of the question (4+ letters) that `document_frequency` counts in none of the person's
     `n_chunks` chunks (a word it did not look up is not judged); none while the library is smaller than

@@ -31,7 +31,7 @@ from rag import prompts
 from rag.answer import (Source, add_book_answer, add_supporting_quote, attribute_uncited, citation_for,
                         drop_unsupported, evidence_citations, extractive_answer, focused_sources, has_words, refusal,
                         says_not_found, stream_composed_answer, whole_chunk_sources, without_echo)
-from rag.compare import comparison_sides
+from rag.compare import comparison_sides, side_context
 from rag.abbreviations import spell_out
 from rag.focus import search_focus
 from rag.evidence import (Evidence, QuestionTerms, discount_document_names, discount_statement_names,
@@ -819,8 +819,13 @@ class RAGTool:
         # sides whose words differ only in stopwords ("Architecture: any", "Architecture: all") are named by every word
         content = [frozenset(search_tokens(side)) for side in plan.sides]
         every_word = [content.count(words) > 1 for words in content]
+        # each side is asked about where the question is ("when i declare a param": "What is := (declare param)?")
+        context = side_context(plan.question, plan.sides)
         for k, side in enumerate(plan.sides):
-            asked = f"什么是{side}？" if plan.language == "zh" else f"What is {side}?"
+            if plan.language == "zh":
+                asked = f"什么是{side}（{'、'.join(context)}）？" if context else f"什么是{side}？"
+            else:
+                asked = f"What is {side} ({' '.join(context)})?" if context else f"What is {side}?"
             names = [side]
             also: tuple[str, ...] = ()
             if translated:

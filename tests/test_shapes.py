@@ -251,6 +251,21 @@ def test_the_sides_of_a_comparison(question, sides):
     assert comparison_sides(question) == sides
 
 
+@pytest.mark.parametrize("question, context", [
+    # each side is searched where the question is: "What is := (declare param)?" finds the assign attribute
+    ("difference between := and default when i declare a param? they look the same to me", ["declare", "param"]),
+    ("display vs printf, whats the diffrence? i want my results in a file not the terminal",
+     ["results", "file", "terminal"]),
+    ("Nittedal 那个计划里，给老师配电脑的选项1和选项2比一比，成本差多少", ["nittedal", "成本"]),
+    # nothing beside the sides: each is asked alone, as before
+    ("What is the difference between a list and a tuple?", []),
+    ("胖客户端、瘦客户端、无盘工作站到底有啥区别？晕了", []),
+])
+def test_the_words_a_comparison_is_made_in(question, context):
+    from rag.compare import side_context
+    assert side_context(question, comparison_sides(question)) == context
+
+
 @pytest.mark.parametrize("question", ["What is a tuple?", "How do I read a file?", "为什么要用验证集？"])
 def test_no_sides_when_nothing_is_compared(question):
     assert comparison_sides(question) is None
