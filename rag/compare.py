@@ -70,6 +70,12 @@ _TAIL_ZH = re.compile(r"(?:之间|两者|二者|这两个|这两种|两个|两�
 def comparison_sides(question: str) -> tuple[str, ...] | None:
     """The things compared (two to MAX_SIDES), cleaned of question words ("the", "请问"), or None when the
     question compares nothing it names."""
+    found = _comparison(question)
+    return found[0] if found else None
+
+
+def _comparison(question: str) -> tuple[tuple[str, ...], re.Match] | None:
+    """The sides compared and the match of the phrasing that names them (the first pattern naming two or more)."""
     for pattern in COMPARISON_PATTERNS:
         m = pattern.search(question)
         if not m:
@@ -81,7 +87,7 @@ def comparison_sides(question: str) -> tuple[str, ...] | None:
             field = _FIELD_BEFORE.search(question[:m.start("a")])
             if field and not any(":" in side for side in sides):
                 sides = tuple(f"{field.group('field')} {side}" for side in sides)
-            return sides[:MAX_SIDES]
+            return sides[:MAX_SIDES], m
     return None
 
 
@@ -92,14 +98,15 @@ CONTEXT_MAX_WORDS = 4
 _COMPARING_WORD = re.compile(r"^(?:diff|compar|contrast|versus)|^(?:区别|不同|差别|差异|比较|对比|比一比|一比|相比|异同|一样)$")
 
 
-def side_context(question: str, sides: tuple[str, ...]) -> list[str]:
+def side_context(question: str) -> list[str]:
     """The words of the question outside the comparison it makes that name a topic (rag.evidence.names_a_topic),
     up to CONTEXT_MAX_WORDS: what each side is searched with, so that a side is found where the question is."""
     from core.text import search_tokens
     from rag.evidence import names_a_topic
-    m = next((m for pattern in COMPARISON_PATTERNS if (m := pattern.search(question))), None)
-    if m is None:
+    found = _comparison(question)
+    if found is None:
         return []
+    sides, m = found       # the phrasing the sides came from, not merely the first pattern that matches
     rest = f"{question[:m.start()]} {question[m.end():]}"
     named = {t for side in sides for t in search_tokens(side)}
     out: list[str] = []

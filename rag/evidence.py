@@ -105,7 +105,7 @@ def units_after(unit: Unit, text: str, context: str = "") -> list[Unit]:
     kept: list[Unit] = []
     pos = unit.end
     for u in following:
-        if any(_HEADING.match(line) or _NUMBERED_HEADING.match(line) for line in text[pos:u.start].split("\n")):
+        if _heading_between(text, pos, u.start):
             break
         kept.append(u)
         pos = u.end
@@ -119,11 +119,15 @@ def units_before(unit: Unit, text: str, context: str = "") -> list[Unit]:
     kept: list[Unit] = []
     pos = unit.start
     for u in reversed(preceding):
-        if any(_HEADING.match(line) or _NUMBERED_HEADING.match(line) for line in text[u.end:pos].split("\n")):
+        if _heading_between(text, u.end, pos):
             break
         kept.insert(0, u)
         pos = u.start
     return kept
+
+
+def _heading_between(text: str, start: int, end: int) -> bool:
+    return any(_HEADING.match(line) or _NUMBERED_HEADING.match(line) for line in text[start:end].split("\n"))
 
 
 def _paragraph_units(text: str, base: int, header: str = "", widest: int = 0) -> list[Unit]:
@@ -845,8 +849,14 @@ def names_a_topic(token: str) -> bool:
     if CJK_CHAR.match(token):
         return len(token) >= 2 and not _ZH_QUESTION_WORDS.fullmatch(token) and \
             zipf_frequency(token, "zh") < TOPIC_MAX_ZIPF_ZH
-    return len(token) >= 4 and token not in _QUESTION_PHRASING and token not in STOPWORDS and \
-        zipf_frequency(token, "en") < TOPIC_MAX_ZIPF_EN
+    return not _shapes_the_question(token, TOPIC_MAX_ZIPF_EN)
+
+
+def _shapes_the_question(token: str, max_zipf: float) -> bool:
+    """Whether an English word (lower case) is the question's phrasing or too common to name a topic."""
+    from wordfreq import zipf_frequency
+    return len(token) < 4 or token in _QUESTION_PHRASING or token in STOPWORDS or \
+        zipf_frequency(token, "en") >= max_zipf
 
 
 def unknown_words(question: str, document_frequency: dict[str, int], n_chunks: int) -> list[str]:
@@ -856,7 +866,6 @@ def unknown_words(question: str, document_frequency: dict[str, int], n_chunks: i
     documents spell them out."""
     if n_chunks < UNKNOWN_WORDS_MIN_CHUNKS:
         return []
-    from wordfreq import zipf_frequency
     out = []
     words = _WORD.findall(question)
     # the document's forms searched beside a reader's word ("folder (directory)") are ours, not the reader's
@@ -868,8 +877,7 @@ def unknown_words(question: str, document_frequency: dict[str, int], n_chunks: i
         token = word.lower()
         if token in added or token in first_parts:
             continue
-        if len(word) < 4 or any(c.isupper() for c in word[1:]) or token in _QUESTION_PHRASING or \
-                token in STOPWORDS or zipf_frequency(token, "en") >= PHRASING_MIN_ZIPF:
+        if any(c.isupper() for c in word[1:]) or _shapes_the_question(token, PHRASING_MIN_ZIPF):
             continue
         if document_frequency.get(token) == 0 and token not in out and \
                 not any(document_frequency.get(other) for other in other_forms(token)):

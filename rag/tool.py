@@ -820,7 +820,7 @@ class RAGTool:
         content = [frozenset(search_tokens(side)) for side in plan.sides]
         every_word = [content.count(words) > 1 for words in content]
         # each side is asked about where the question is ("when i declare a param": "What is := (declare param)?")
-        context = side_context(plan.question, plan.sides)
+        context = side_context(plan.question)
         for k, side in enumerate(plan.sides):
             if plan.language == "zh":
                 asked = f"什么是{side}（{'、'.join(context)}）？" if context else f"什么是{side}？"

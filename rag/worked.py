@@ -277,15 +277,15 @@ def example_opening(ev: Evidence) -> list[Unit]:
     such sentence is near before it in its section."""
     if ev.unit.kind != "sentence" or _EXAMPLE_OPENING.search(ev.unit.text):
         return []
-    taken: list[Unit] = []
-    for unit in reversed(units_before(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)):
-        if unit.kind != "sentence" or is_instruction(unit.text) or is_exercise(unit.text):
-            return []
-        taken.insert(0, unit)
-        if sum(len(u.text) for u in taken) > EXAMPLE_REACH_CHARS:
+    before = units_before(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)
+    reach = 0
+    for k in range(len(before) - 1, -1, -1):
+        unit = before[k]
+        reach += len(unit.text)
+        if unit.kind != "sentence" or is_instruction(unit.text) or is_exercise(unit.text) or reach > EXAMPLE_REACH_CHARS:
             return []
         if _EXAMPLE_OPENING.search(unit.text):
-            return taken
+            return before[k:]
     return []
 
 

@@ -263,7 +263,7 @@ def test_the_sides_of_a_comparison(question, sides):
 ])
 def test_the_words_a_comparison_is_made_in(question, context):
     from rag.compare import side_context
-    assert side_context(question, comparison_sides(question)) == context
+    assert side_context(question) == context
 
 
 @pytest.mark.parametrize("question", ["What is a tuple?", "How do I read a file?", "为什么要用验证集？"])
