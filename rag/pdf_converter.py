@@ -299,6 +299,7 @@ def _read_document(pdf: pdfium.PdfDocument, name: str, label: str, progress: Pro
     else:
         found = _mark_size_headings(pages, body_size)
         source = "font-size" if found else "none"
+    _mark_numbered_subheadings(pages)
     _restore_code_indentation(pages)
     # Tables last, so headings, paragraphs and running headers were judged on the lines they replace.
     pages = [apply_tables(lines, page_tables) for lines, page_tables in zip(pages, tables)]
@@ -740,6 +741,37 @@ def _mark_outline_headings(pages: list[list[_Line]], outline: list[tuple[int, st
                 lines[prev].drop = True
             line.heading = level
             cursor = i + 1
+
+
+# --- numbered headings below the deepest bookmark ----------------------------------------------------------------
+# Bookmarks often stop three levels down while the text numbers on in the body's own font: "4.1.5.1 简介",
+# "4.1.5.2 服务时间", … under the bookmarked "4.1.5 服务层次协议（SLA）的内容" were plain lines, so the eleven parts of
+# an SLA read as one run of text and "what goes into an SLA" had no sections to list. A line numbered as the next
+# part of the heading above it, in order from .1 and short, is a heading one level down.
+_SECTION_NUMBER = re.compile(r"^(\d+(?:\.\d+)+|\d+)(?=[\s.])")
+SUBHEADING_MAX_CHARS = 60
+_SENTENCE_END = re.compile(r"[.。!！?？;；:：,，]$")
+
+
+def _numbered_part(text: str, parent: str, expected: int) -> bool:
+    """Whether `text` reads as part `expected` of section `parent`: "4.1.5.2 服务时间" under "4.1.5"."""
+    m = re.match(rf"{re.escape(parent)}\.(\d+)\.?\s+\S", text)
+    return bool(m) and int(m.group(1)) == expected and len(text) <= SUBHEADING_MAX_CHARS \
+        and not _SENTENCE_END.search(text)
+
+
+def _mark_numbered_subheadings(pages: list[list[_Line]]) -> None:
+    parent, level, expected = None, 0, 1
+    for lines in pages:
+        for line in lines:
+            if line.drop:
+                continue
+            if line.heading:
+                m = _SECTION_NUMBER.match(line.text)
+                parent, level, expected = (m.group(1) if m else None), line.heading, 1
+            elif parent is not None and level < 6 and _numbered_part(line.text, parent, expected):
+                line.heading = level + 1
+                expected += 1
 
 
 # --- a printed table of contents, when the PDF has no bookmarks ------------------------------------------------

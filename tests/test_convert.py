@@ -190,6 +190,28 @@ def test_headings_come_from_the_outline(tmp_path):
     assert_spans_cover(doc)
 
 
+def test_numbered_lines_below_the_deepest_bookmark_become_headings(tmp_path):
+    """Bookmarks stop at "1.1 What goes into an agreement"; the text numbers its parts on in the body's own font.
+    Parts 1.1.1, 1.1.2, … in order become headings one level down; a numbered sentence, a line that skips a
+    number and a number of another section stay text."""
+    pages = [
+        body(["1.1 What goes into an agreement", "An agreement names its parts.",
+              "1.1.1 Service hours", "When the service is open.",
+              "1.1.2 Availability", "How long the service may be down.",
+              "1.1.4 Stability", "A skipped number is not the next part.",
+              "1.1.3 Support times for each kind of request are measured in minutes.",
+              "2.1.1 Another section", "Not a part of 1.1."]),
+        body(["1.2 Costs", "What the service costs."]),
+    ]
+    outline = [("What goes into an agreement", 0, []), ("Costs", 1, [])]
+    doc = convert_file(write(tmp_path, "sla.pdf", make_pdf(pages, outline=outline)))
+
+    got = [(h.level, h.title) for h in doc.headings]
+    assert got == [(1, "1.1 What goes into an agreement"), (2, "1.1.1 Service hours"), (2, "1.1.2 Availability"),
+                   (1, "1.2 Costs")]
+    assert "1.1.3 Support times" in doc.markdown and "## 1.1.3" not in doc.markdown
+
+
 def test_headings_come_from_a_printed_contents_page_without_bookmarks(tmp_path):
     """A tutorial with no bookmarks whose section titles are set in the body's own size: its contents page
     ("2.1. Numbers . . . 2", printed page 1 being the PDF's third) is the outline, each title marked where its page
