@@ -158,6 +158,15 @@ _SPEAKER_AS_ACTOR = re.compile(
     r"(?:当|如果|要是|假如|假设|一旦|每次|每当)我|我[^，。？！,.?!]{1,12}的时候(?!问|学|看|记|读)",
     re.IGNORECASE)
 
+# - The speaker states a wish or a plan ("I want to install it on a USB stick", 我想装在 U 盘上, 我打算…): what they
+#   mean to do next, which the book tells them how; their past study is reported, not wished for. Alone (without a
+#   report of their own past or a past time) it counts as a question about the documents: "便携安装（portable）是个啥？
+#   我想装在 U 盘上带着走" went to the learning history, whose English-only vote reads Chinese poorly.
+_SPEAKER_WISHES = re.compile(
+    r"\b(?:i|we)\s+(?:(?:really\s+|just\s+)?(?:want|wanna|need|plan|hope|intend)|would like|am trying|am going)\b|"
+    r"\b(?:i|we)['’](?:d like|m trying|m going|m planning)\b|我(?:很|真|就|只)?(?:想|打算|希望|准备|计划)",
+    re.IGNORECASE)
+
 # The vote margin (memory minus documents: mean cosine of the 3 nearest examples of each class) a
 # first-person question needs to count as about memory: lower when it names a past time, lower still
 # when it reports the speaker's own past study, higher when it names the book (one cue without the other).
@@ -236,8 +245,10 @@ class IntentRouter:
     def threshold(question: str, past_time: bool) -> float:
         """The margin a first-person question needs to go to memory, by its structural cues."""
         own_past = bool(_OWN_PAST.search(question))
-        # the speaker acting in a clause of time or condition, but not at a past time ("我昨天登录的时候")
-        book = bool(_BOOK_REFERENCE.search(question)) or (bool(_SPEAKER_AS_ACTOR.search(question)) and not past_time)
+        # the speaker acting in a clause of time or condition, or wishing, but not at a past time ("我昨天登录的时候")
+        # a wish about one's own records ("我想看看我的笔记") is still about them
+        book = bool(_BOOK_REFERENCE.search(question)) or (not past_time and (
+            bool(_SPEAKER_AS_ACTOR.search(question)) or (bool(_SPEAKER_WISHES.search(question)) and not own_past)))
         if own_past and not book:
             return MARGIN_OWN_PAST
         if book and not own_past:

@@ -76,6 +76,9 @@ EN_DOCUMENTS = [
     # the speaker as the one who acts in a clause of time or condition: what a system does then
     "which config files does the shell load when i open a new terminal?",
     "What happens to the running jobs if I close the terminal?",
+    # a wish or a plan: what the person means to do, which the book tells them how
+    "I want to put it on a USB stick, what is a portable install?",
+    "We plan to run it on three servers; what do we configure first?",
 ]
 
 ZH_DOCUMENTS = [
@@ -140,6 +143,8 @@ ZH_DOCUMENTS = [
     "我想自己写一个爬虫，需要用到哪些模块？",
     "我打开一个新终端的时候，shell 会先读哪些配置文件？",
     "如果我直接关掉终端，后台的任务会怎样？",
+    "便携安装是个啥？我想装在 U 盘上带着走",
+    "我打算在服务器上装这个软件，要先准备什么？",
 ]
 
 EN_MEMORY = [
@@ -202,6 +207,8 @@ EN_MEMORY = [
 
 ZH_MEMORY = [
     "我昨天学了哪些内容？",
+    "我想看看我的笔记",                     # a wish about one's own records is still about them
+    "我想回顾一下我上周学了什么",
     "我之前问过关于递归的问题吗？",
     "我的笔记里关于 p 值写了什么？",
     "我上次学到哪里了？",
