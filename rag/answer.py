@@ -30,6 +30,9 @@ from rag.worked import grow_quote, introduction, worked_example
 
 MAX_SHORT_ANSWER_CHARS = 320
 QUOTE_MAX_CHARS = 200             # a supporting quote; the whole sentence is in its source's passage
+LIST_MAX_CHARS = MAX_SHORT_ANSWER_CHARS   # the items a quoted sentence introduces ("…包括：")
+_INTRODUCES = re.compile(r"[:：]\s*(?:$|[•·▪‣◦●○■□*–-]\s)")
+_LIST_ITEM = re.compile(r"^\s*(?:[•·▪‣◦●○■□*–-]\s|\(?\d{1,2}[.)、]\s?|[a-z][.)]\s)")   # "• 列出…", "2. 会计", "(a) …"
 EXTRACTIVE_BUDGET_CHARS = 600     # the answer and its quotes together, before citation marks
 
 
@@ -287,31 +290,53 @@ def _with_example(ev: Evidence, limit: int = MAX_SHORT_ANSWER_CHARS) -> str:
     """A sentence that introduces what follows ("… like this:", "包括以下流程：") is shown with it: the code
     block, or the list items and sentences after it, up to about `limit` characters more."""
     shown = _shown(ev.unit, limit)
-    if ev.unit.kind != "sentence" or not ev.unit.text.rstrip().endswith((":", "：")):
+    if ev.unit.kind != "sentence" or not _introduces(ev.unit.text):
         return shown
     after = units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)
     if after and after[0].kind == "code":
         return f"{shown}\n\n```\n{after[0].text}\n```"
-    items: list[str] = []
-    for unit in after:
-        if unit.kind != "sentence" or is_instruction(unit.text) or \
-                sum(len(i) for i in items) + len(unit.text) > limit * 1.5:
-            break
-        items.append(unit.text)
+    items = _list_items(after, int(limit * 1.5))
     return shown + ("\n" + "\n".join(items) if items else "")
+
+
+def _introduces(sentence: str) -> bool:
+    """Whether the sentence introduces a list: it ends with a colon, or the splitter joined the list's first item to
+    it ("它的功能包括： • 列出方案…；")."""
+    return bool(_INTRODUCES.search(sentence))
+
+
+def _list_items(units: list[Unit], limit: int) -> list[str]:
+    """The sentences a colon introduces, up to `limit` characters; a list that starts with bullets or numbers
+    ends at the first sentence without one (not the running head or caption after it)."""
+    items: list[str] = []
+    bulleted = False
+    for unit in units:
+        if unit.kind != "sentence" or is_instruction(unit.text) or sum(len(i) for i in items) + len(unit.text) > limit:
+            break
+        if bulleted and not _LIST_ITEM.match(unit.text):
+            break
+        bulleted = bulleted or (not items and bool(_LIST_ITEM.match(unit.text)))
+        items.append(unit.text)
+    return items
 
 
 def _continuation(ev: Evidence, sentences: int, limit: int, opening: re.Pattern | None = None) -> str:
     """The sentences that follow the unit in its passage, up to `limit` characters: an explanation goes on
     after its first sentence ("A tuple is a sequence of values. … The important difference is that tuples are
-    immutable."). `opening`: only while each follows on so (_goes_on)."""
+    immutable."). `opening`: only while each follows on so (_goes_on). A sentence that introduces a list ("它的
+    功能包括：") brings the list's items, up to LIST_MAX_CHARS: "tlmgr 都能干些啥" was answered with the colon and
+    none of the five things."""
     out: list[str] = []
-    for unit in units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)[:sentences]:
+    after = units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)
+    for k, unit in enumerate(after[:sentences]):
         if unit.kind != "sentence" or unit.text.rstrip().endswith(("?", "？")) or is_instruction(unit.text) or \
                 is_exercise(unit.text) or sum(len(t) for t in out) + len(unit.text) > limit or \
                 (opening is not None and not opening.match(unit.text)):
             break
         out.append(unit.text)
+        if _introduces(unit.text):
+            out += _list_items(after[k + 1:], max(limit, LIST_MAX_CHARS))
+            break
     return " ".join(out)
 
 
@@ -323,7 +348,7 @@ GOES_ON_SENTENCES = 2
 
 def _goes_on(ev: Evidence, limit: int) -> str:
     """The sentences right after a quoted sentence that go on about its subject, up to `limit` characters."""
-    if ev.unit.kind != "sentence" or ev.unit.text.rstrip().endswith((":", "：")):
+    if ev.unit.kind != "sentence" or _introduces(ev.unit.text):
         return ""           # a sentence introducing what follows is shown with it (_with_example)
     return _continuation(ev, GOES_ON_SENTENCES, limit, _GOES_ON)
 

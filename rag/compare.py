@@ -24,11 +24,15 @@ _MORE_VS = re.compile(r"\s+(?:vs\.?|versus)\s+", re.IGNORECASE)
 MAX_SIDES = 5
 
 # Chinese: the words between the sides and 区别 that belong to neither ("A 和 B 到底有啥区别")
-_ZH_ADVERBS = r"(?:之间|到底|究竟|又|都|具体|实际上)*"
-_ZH_ASK_DIFFERENCE = r"(?:有什么|有啥|有何|有哪些|什么|啥|的|在哪|在哪里|在哪儿)?(?:区别|不同|差别|差异|异同|优缺点|哪个好|哪个更好|哪个更)"
+_ZH_ADVERBS = r"(?:\s*(?:这|那)[几两三四五]?(?:个|种|款|类)[\u4e00-\u9fff]{0,3}?)?(?:之间|到底|究竟|又|都|具体|实际上)*"
+# "A、B、C 这几个引擎到底有啥不一样": what the sides are (这几个引擎) belongs to neither
+_ZH_ASK_DIFFERENCE = r"(?:有什么|有啥|有何|有哪些|什么|啥|的|在哪|在哪里|在哪儿|哪里|哪儿)?(?:区别|不同|不一样|差别|差异|异同|优缺点|哪个好|哪个更好|哪个更)"
+
+# "difference", also as learners misspell it ("diffrence", "diference", "differnce")
+_DIFFERENCE = r"dif+e?re?n(?:ce|ces|t)"
 
 COMPARISON_PATTERNS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
-    rf"\bdifferen(?:ce|ces|t)\s+between\s+{_A_LIST},?\s+and\s+{_B}{_END}",
+    rf"\b{_DIFFERENCE}\s+between\s+{_A_LIST},?\s+and\s+{_B}{_END}",
     rf"\b(?:how|in what way|in which ways?)\s+(?:is|are|does|do)\s+{_A}\s+(?:differ|different|differs)\s+from\s+{_B}{_END}",
     rf"\b(?:how|in what way)\s+(?:is|are|does|do)\s+{_A}\s+(?:compare|compares|contrast|stack up)\s+(?:to|with|against)\s+{_B}{_END}",
     rf"\b(?:compare|comparing|contrast|contrasting)\s+{_A_LIST},?\s+(?:and|with|to|against|vs\.?|versus)\s+{_B}{_END}",
@@ -37,7 +41,7 @@ COMPARISON_PATTERNS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
     rf"^\s*{_A}\s+(?:vs\.?|versus|or)\s+{_B}\s*(?:[?:：]|$|\s*[-–—]|,)",
     rf"\b{_A}\s+(?:vs\.?|versus)\s+{_B}{_END}",
     rf"\b{_A}\s+(?:differs?|differ)\s+from\s+{_B}{_END}",
-    rf"\bsimilarities and differences between\s+{_A_LIST},?\s+and\s+{_B}{_END}",
+    rf"\bsimilarities and {_DIFFERENCE}\s+between\s+{_A_LIST},?\s+and\s+{_B}{_END}",
     r"(?:比较|对比|区分)(?:一下)?(?P<a>[^，。？！和与跟同及]+?)(?:和|与|跟|同|及)(?P<b>[^，。？！]+?)(?:的(?:区别|不同|差别|差异|异同))?(?=[，。？！]|$)",
     rf"(?P<a>(?:[^，。？！：:]|:(?=\S))+?)(?:和|与|跟|同|及|相比于|相较于)(?P<b>(?:[^，。？！：:]|:(?=\S))+?){_ZH_ADVERBS}"
     rf"{_ZH_ASK_DIFFERENCE}",
@@ -51,8 +55,14 @@ COMPARISON_PATTERNS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
     r"(?P<a>[^，。？！：:]+?)(?:和|与|跟)(?P<b>[^，。？！：:]+?)一样吗",
 )]
 
-_LEAD_EN = re.compile(r"^(?:(?:what|what's|whats)\s+(?:is|are)\s+(?:the\s+)?|the\s+|a\s+|an\s+|python'?s?\s+)+", re.IGNORECASE)
-_TAIL_EN = re.compile(r"\s+(?:in python|in (?:the|this) [\w\- ]*?(?:book|text|chapter|notes?)|in [A-Z][\w\-]+|"
+# what leads into a side but does not name it: "for notifications should i write my own NOTIFYCMD script or use
+# upssched" compares "NOTIFYCMD script" and "upssched"
+_LEAD_EN = re.compile(r"^(?:(?:what|what's|whats)\s+(?:is|are)\s+(?:the\s+)?|the\s+|a\s+|an\s+|python'?s?\s+|"
+                      r"(?:for\s+[\w\- ]{1,30}?\s+)?(?:should|do|would|could|can)\s+(?:i|we|you)\s+|"
+                      r"(?:use|write|pick|choose|go with|try|make|create)\s+(?:my own\s+|our own\s+|your own\s+)?)+",
+                      re.IGNORECASE)
+# where the sides are compared, not part of the last one: "a scheme and a collection in the tex live installer"
+_TAIL_EN = re.compile(r"\s+(?:in python|in (?:the|this|that|my|your) (?:[\w\-.]+ ){0,3}[\w\-.]+|in [A-Z][\w\-]+|"
                       r"according to .+|exactly|really|actually)$", re.IGNORECASE)
 _LEAD_ZH = re.compile(r"^(?:请问|请|帮我|我想知道|想知道|你能|能否|可以|说说|讲讲|书里|书中|在书中|这本书里|那么|那|"
                       r"[A-Za-z0-9\- ]+\s*(?:里|中|的)|[^，。？！“”]{1,12}?(?:书|笔记|教材|文档|讲义|章|节)(?:里|中)(?:的)?)+")
@@ -107,7 +117,8 @@ def side_context(question: str) -> list[str]:
     if found is None:
         return []
     sides, m = found       # the phrasing the sides came from, not merely the first pattern that matches
-    rest = f"{question[:m.start()]} {question[m.end():]}"
+    # the rest of the question, and what cleaning took off the sides ("in the tex live installer")
+    rest = f"{question[:m.start()]} {question[m.end():]} {m.group('a')} {m.group('b')}"
     named = {t for side in sides for t in search_tokens(side)}
     out: list[str] = []
     for token in search_tokens(rest):

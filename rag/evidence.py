@@ -491,22 +491,33 @@ _ZH_DEFINES = re.compile(r"^[^，。；：]{0,6}?(是|为|（[^）]{0,40}）[，
 _GLOSSED = re.compile(r"^[^，。；：,.;:!?！？]{0,6}?[：:]\s*\S")
 
 
-def defines(unit_text: str, question_terms: set[str]) -> bool:
+def defines(unit_text: str, question_terms: set[str], listed: frozenset[str] = frozenset()) -> bool:
     """Whether the unit reads as a definition of something the question names: "A variable is a name that refers to
-    a value" defines a variable, not a value (its "is a" comes after "variable", and "value" only after it)."""
+    a value" defines a variable, not a value (its "is a" comes after "variable", and "value" only after it).
+    `listed`: terms written "term: …" on several lines (`glossed_often`), which are notes about them, not their
+    definition."""
     head = unit_text[:200]
     for m in _DEFINES.finditer(head):
         named = head[m.end():] if _DEFINED_AFTER.search(m.group()) else head[:m.start()]
         if not question_terms or _names_any(named, question_terms):
             return True
-    folded = head.casefold()
-    if any(len(t) >= 2 and folded.startswith(t.casefold()) and _GLOSSED.match(head[len(t):])
-           for t in question_terms):
+    if any(t not in listed and _glossed(head, t) for t in question_terms):
         return True
     for term in question_terms:
         if len(term) >= 2 and CJK_CHAR.match(term) and head.startswith(term):
             return bool(_ZH_DEFINES.match(head[len(term):]))
     return False
+
+
+def _glossed(head: str, term: str) -> bool:
+    return len(term) >= 2 and head.casefold().startswith(term.casefold()) and bool(_GLOSSED.match(head[len(term):]))
+
+
+def glossed_often(texts: list[str], terms: set[str]) -> frozenset[str]:
+    """The terms that several of these units write as "term: …". A glossary glosses a term once; release notes
+    ("pdfTEX: 支持 JPEG Exif 和 JFIF；", "pdfTEX: 新的原语 \\expanded") list what changed in it, release after release,
+    and "什么是 pdfTeX" was answered from them, not from "pdfTEX 在 ε-TEX 扩展的基础上构建…"."""
+    return frozenset(t for t in terms if sum(_glossed(text[:200], t) for text in texts) >= 2)
 
 
 def _names_any(text: str, terms: set[str]) -> bool:
@@ -737,6 +748,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
                       for _, hit, _ in candidates}
     asks_definition = bool(_ASKS_DEFINITION.search(question))
     subject_terms = {t for t in search_tokens(question) if not _ZH_QUESTION_WORDS.fullmatch(t)}
+    listed = glossed_often([unit.text for _, _, unit in candidates], subject_terms) if asks_definition else frozenset()
     question_tokens = [t for t in bm25_tokens(question) if t not in STOPWORDS]
     named_section = _units_under_named_sections(question_tokens, candidates)
     asks_number = bool(_ASKS_NUMBER.search(question))
@@ -761,7 +773,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
                 semantic *= SHARED_NOTHING_SEMANTIC_SHARE
             score = 0.55 * lexical + 0.45 * semantic
         score += kind_bonus(kind, unit) - section_penalty(kind, hit.chunk.heading_path)
-        if asks_definition and defines(unit.text, subject_terms):
+        if asks_definition and defines(unit.text, subject_terms, listed):
             score += 0.08
         if syntax and holds_syntax(unit.text, syntax):
             score += SYNTAX_BONUS    # it writes the syntax the question quotes ("{x..y}" for "{1..$n}")

@@ -276,6 +276,19 @@ def test_a_term_glossed_after_a_colon_is_read_as_its_definition():
     assert not defines("Note: the variable holds a value.", {"variable"})
 
 
+def test_a_term_written_with_a_colon_on_several_lines_is_listed_not_defined():
+    """Release notes write "pdfTEX: …" once a release: notes about pdfTeX, not its definition, which "什么是 pdfTeX"
+    then found in them. A term glossed on one line is still defined there."""
+    from rag.evidence import defines, glossed_often
+    notes = ["pdfTEX: 支持 JPEG Exif 和 JFIF；", "pdfTEX: 新的原语 \\pdfmajorversion；", "LuaTEX: 现在使用的是 Lua 5.3。",
+             "pdfTEX 在 ε-TEX 扩展的基础上构建，在 DVI 输出之外增加对 PDF 输出的支持。"]
+    listed = glossed_often(notes, {"pdftex", "luatex"})
+    assert listed == {"pdftex"}
+    assert not defines(notes[0], {"pdftex"}, listed)
+    assert defines(notes[2], {"luatex"}, listed)
+    assert defines(notes[0], {"pdftex"})
+
+
 def test_a_definition_defines_the_term_it_names_as_its_subject():
     """"A variable is a name that refers to a value" defines a variable, not a value: asked "what is a value?", the
     book's "A value is one of the basic things …" is the definition. "… is called X" / "…称为X" name X after."""

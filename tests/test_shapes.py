@@ -246,6 +246,14 @@ def test_an_explanation_goes_on_after_its_first_sentence(library):
     ("选项1和选项2（全员笔记本）比一比，成本差多少", ("选项1", "选项2")),
     ("difference between print() and return (the keyword)?", ("print()", "return")),
     ("f(x) vs g(x)?", ("f(x)", "g(x)")),
+    # a misspelt "difference"; where the sides are compared is not part of the last; what leads into a side is not
+    # its name; a list whose kind is named before the ask ("这几个引擎"), "不一样"
+    ("whats the diffrence between primary and secondary in upsmon? which one do i pick", ("primary", "secondary")),
+    ("whats the difference between a scheme and a collection in the tex live installer?", ("scheme", "collection")),
+    ("for notifications should i write my own NOTIFYCMD script or use upssched? whats the difference",
+     ("NOTIFYCMD script", "upssched")),
+    ("pdfTeX、LuaTeX、XeTeX 这几个引擎到底有啥不一样？晕了", ("pdfTeX", "LuaTeX", "XeTeX")),
+    ("列表和元组哪里不一样", ("列表", "元组")),
 ])
 def test_the_sides_of_a_comparison(question, sides):
     assert comparison_sides(question) == sides
@@ -257,6 +265,10 @@ def test_the_sides_of_a_comparison(question, sides):
     ("display vs printf, whats the diffrence? i want my results in a file not the terminal",
      ["results", "file", "terminal"]),
     ("Nittedal 那个计划里，给老师配电脑的选项1和选项2比一比，成本差多少", ["nittedal", "成本"]),
+    # what cleaning took off a side says where it is compared
+    ("whats the difference between a scheme and a collection in the tex live installer?", ["installer"]),
+    ("for notifications should i write my own NOTIFYCMD script or use upssched? whats the difference",
+     ["notifications", "write"]),
     # nothing beside the sides: each is asked alone, as before
     ("What is the difference between a list and a tuple?", []),
     ("胖客户端、瘦客户端、无盘工作站到底有啥区别？晕了", []),

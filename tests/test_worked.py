@@ -390,3 +390,18 @@ def test_an_example_asked_for_is_shown_from_where_it_begins():
     alone = extractive_answer("操作部门联络谁？", [Evidence(1, plain, unit, 0.9, 0.9, None)], worked_chars=900,
                               budget=1100, from_opening=True)
     assert alone.text.startswith("**操作部门联络学校的 ICT 联络人")
+
+
+def test_a_sentence_going_on_into_a_colon_brings_the_list_it_introduces_and_stops_where_the_list_ends():
+    """"tlmgr 都能干些啥" quoted "TeX Live 包含一个叫 tlmgr 的程序。" and went on to "它的功能包括：" — without the five things
+    the colon introduces. The items come with it; the caption after the list does not."""
+    from rag.answer import extractive_answer
+    from rag.evidence import Evidence, split_units
+    hit = section_hit("c1", "TeX Live 包含一个叫 tlmgr 的程序，它可以用来管理安装后的系统。它的功能包括：\n"
+                            "• 列出方案，集合和安装包；\n• 安装、升级、备份、恢复软件包，并且能自动计算依赖关系；\n"
+                            "• 改变安装选项，比如纸张大小。\n图 11: 旧有的 tlmgr GUI 模式的主窗口\n", heading="tlmgr")
+    first = split_units(hit.chunk.text)[0]
+    assert first.text.endswith("系统。")
+    answer = extractive_answer("tlmgr 都能干些啥？", [Evidence(1, hit, first, 0.9, 0.9, None)])
+    assert "自动计算依赖关系" in answer.text and "纸张大小" in answer.text, answer.text
+    assert "图 11" not in answer.text
