@@ -650,10 +650,12 @@ _ASKS_EXHIBIT = re.compile(r"\b(?:exhibit\w*|agreement\w*|indenture\w*|filed wit
 
 # What each kind of question (rag.kinds) looks for in a unit, beside its words: a why-question a reason, a how-to
 # question steps or code, an example question an example. (unit kinds, pattern or None for any, bonus)
-# "reason" itself: "for the same reason that 1/7 gave you 1/7: … PARI doesn't see any reason to make it inexact"
+# "reason" itself: "for the same reason that 1/7 gave you 1/7: … PARI doesn't see any reason to make it inexact";
+# a purpose: "was intended to reduce the load", "created separately so those people don't have to spend CPU time"
 _REASON = re.compile(r"\b(because|since|so that|in order to|reasons?|this is why|that is why|that's why|therefore|"
                      r"thus|hence|which means|due to|caused by|as a result|to avoid|to make sure|so you can|"
-                     r"otherwise)\b|因为|由于|所以|因此|为了|从而|使得|以便|原因|目的是|否则|这样|之所以|导致|造成",
+                     r"otherwise|(?:is|are|was|were) (?:intended|meant|designed) to|purpose|the point (?:is|was)|"
+                     r"so (?:that )?(?:you|they|those|people|users|we|it|the)\b)\b|因为|由于|所以|因此|为了|从而|使得|以便|原因|目的是|否则|这样|之所以|导致|造成",
                      re.IGNORECASE)
 _STEP = re.compile(r"^\s*(\d+[.)]\s|step\b|first\b|then\b|next\b|finally\b)|\b(you can|to do this|use the)\b|"
                    r"首先|然后|接着|最后|步骤|第[一二三四五六七八九十]步|可以通过|可以用|只需", re.IGNORECASE)
