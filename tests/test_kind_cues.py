@@ -14,6 +14,9 @@ from rag.evidence import kind_bonus, split_units
     "That's why a tuple can be a dictionary key.",
     "之所以要引入核函数，是为了在高维空间中线性可分。",
     "样本太少导致模型过拟合。",
+    # a purpose is a reason too
+    "The outboard design of the program was intended to reduce the load on the average system.",
+    "This program was created separately so those people don't have to spend CPU time and RAM on it.",
 ])
 def test_a_sentence_that_gives_a_reason_is_preferred_for_a_why_question(sentence):
     unit = next(u for u in split_units(sentence) if u.kind == "sentence")
