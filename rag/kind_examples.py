@@ -141,6 +141,12 @@ KIND_EXAMPLES: dict[str, list[str]] = {
         "In chapter 2's shopping list example, what does the second loop print?",
         "the sorting example near the end of chapter 6 - how does it work?",
         "第四章最后那个统计单词的例子，里面的参数是干什么的？", "第二章购物清单那个例子，第二个循环输出什么？",
+        # the example named by its details, then what it does, in what order, when something happens in it
+        "in the example with two servers sharing one disk, what happens when one of them fails?",
+        "the backup example with daily, weekly and monthly jobs - which one runs first?",
+        "the example where the script reads a config file, what does it print at the end?",
+        "书里用 pip 从本地目录装包的那个例子，除了装包它还做了什么？", "那几个 grep 的例子里，第二个最后输出了什么？",
+        "在那个三台机器组成集群的例子里，最后任务是怎么分配的？",
     ],
     "why": [
         "Why does the book use a tuple here?", "Why are strings immutable?", "Why was the emergency order issued?",

@@ -25,7 +25,12 @@ UNSEEN = {
     "example": ["Show me an example of a nested list.", "Give me an example of string slicing.",
                 "给我举一个 Boosting 的例子。", "书里有没有关于字符串切片的示例代码？", "Can you show the example code for a class?",
                 # the book's example named by what happens in it (unseen u6z-013, u6z-015 read as explain, compare)
-                "书里举的那个递归求阶乘的例子，想说明啥？", "书里那个“网线松了”的例子，管理员是怎么一步一步排查的"],
+                "书里举的那个递归求阶乘的例子，想说明啥？", "书里那个“网线松了”的例子，管理员是怎么一步一步排查的",
+                # named by its details, asked what it does or when (unseen u7z-014, u7e-013, u7e-014: lookup, compare,
+                # explain)
+                "书里用 make 从源码目录编译的那个例子，除了编译它还自动干了啥？",
+                "in the example with a laptop and a desktop on one router, when does the laptop lose its address?",
+                "the cron example with hourly, daily and weekly jobs - what order do they run in?"],
     "why": ["Why do tuples exist if we have lists?", "Why is the base case necessary?", "为什么需要剪枝？",
             "为什么要引入核函数？", "Why does the author recommend incremental development?",
             "TSVM 训练时为啥要去交换两个未标记样本的伪标记？", "微调的时候为啥要冻结一部分参数？",
