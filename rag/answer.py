@@ -18,9 +18,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from core.text import count_tokens, detect_language
+from core.text import STOPWORDS, count_tokens, detect_language, search_tokens
 from rag import prompts
-from rag.evidence import (Evidence, SentenceCheck, Unit, answer_sentences, is_exercise, split_units, terms_of,
+from rag.evidence import (Evidence, SentenceCheck, Unit, answer_sentences, is_exercise, QUESTION_PHRASING, split_units, terms_of,
                           units_after)
 from rag.injection import is_instruction
 from rag.rows import as_markdown as rows_as_markdown
@@ -353,6 +353,32 @@ def _goes_on(ev: Evidence, limit: int) -> str:
     return _continuation(ev, GOES_ON_SENTENCES, limit, _GOES_ON)
 
 
+def _names_the_rest(question: str, ev: Evidence, limit: int) -> str:
+    """The sentence right after the lead when it names what the question asks and the lead does not: "what do OL,
+    OB and LB mean?" was answered "OL means your system is running on line power." without the next sentence,
+    "If it says something else (like OB — on battery, or LB — low battery), …"."""
+    if ev.unit.kind != "sentence" or _introduces(ev.unit.text):
+        return ""
+    missing = _asked_words(question) - _words(ev.unit.text)
+    after = units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)[:1]
+    if not missing or not after or after[0].kind != "sentence" or len(after[0].text) > limit or \
+            is_instruction(after[0].text) or is_exercise(after[0].text):
+        return ""
+    named = missing & _words(after[0].text)
+    return after[0].text if len(named) >= min(NAMES_THE_REST_MIN_WORDS, len(missing)) else ""
+
+
+NAMES_THE_REST_MIN_WORDS = 2
+
+
+def _words(text: str) -> set[str]:
+    return {t.lower() for t in search_tokens(text)}
+
+
+def _asked_words(question: str) -> set[str]:
+    return {t for t in _words(question) if len(t) >= 2 and t not in STOPWORDS and t not in QUESTION_PHRASING}
+
+
 def _introduction(ev: Evidence) -> str:
     """The sentence right before a code unit, when it introduces it ("… like this:", "例如："): shown above it."""
     intro = introduction(ev)
@@ -423,7 +449,7 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
             lines.append(worked.markdown)
             continue
         more = _continuation(ev, lead_sentences, budget // 2) if i == 0 and lead_sentences else \
-            _goes_on(ev, QUOTE_MAX_CHARS // 2)
+            _goes_on(ev, QUOTE_MAX_CHARS // 2) or _names_the_rest(question, ev, QUOTE_MAX_CHARS)
         intro = _introduction(ev) if i == 0 else ""
         if more or intro:   # the quote a citation highlights is all the answer shows of it
             cited = citations[numbers[place] - 1]

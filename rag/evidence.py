@@ -830,7 +830,7 @@ _WORD = re.compile(r"[A-Za-z]+")
 _COMPOUND_FIRST = re.compile(r"\b([A-Za-z]+)-(?=[A-Za-z])")
 # Words that shape an English question rather than name what it asks about, and a reader's fillers
 # ("can someone explain the … thing?", "what does this stuff actually do").
-_QUESTION_PHRASING = frozenset("many much kind kinds type types explain describe tell please mean means "
+QUESTION_PHRASING = frozenset("many much kind kinds type types explain describe tell please mean means "
                                "happen happens difference someone somebody anyone anybody something thing things "
                                "stuff actually really basically literally confused understand anyway thanks "
                                "guys okay "
@@ -869,7 +869,7 @@ def names_a_topic(token: str) -> bool:
 def _shapes_the_question(token: str, max_zipf: float) -> bool:
     """Whether an English word (lower case) is the question's phrasing or too common to name a topic."""
     from wordfreq import zipf_frequency
-    return len(token) < 4 or token in _QUESTION_PHRASING or token in STOPWORDS or \
+    return len(token) < 4 or token in QUESTION_PHRASING or token in STOPWORDS or \
         zipf_frequency(token, "en") >= max_zipf
 
 

@@ -57,6 +57,8 @@ KIND_EXAMPLES: dict[str, list[str]] = {
         "注意力机制是什么？它解决了什么问题？", "残差连接是什么？", "什么是对偶问题，它有什么用？",
         # colloquial: 是个啥 / 是啥玩意 / "what even is"
         "LDAP 是个啥？", "闭包是个啥东西？", "生成器到底是啥玩意？", "这个 MRO 是个啥，有啥用？", "what even is a monad lol",
+        # the learner says what they do not get and asks how the book explains it
+        "我没太理解反向传播的原理，书上是怎么讲的？", "I don't get the idea behind dynamic programming, how does the book explain it?",
         # what a piece of notation, code or a formula means, also in a chapter named by its number
         "What does the -1 mean in lm(y ~ x - 1)?", "What does x[-2] mean in this code?",
         "In chapter 4, what does the ** operator mean?", "In chapter 7, what does the notation f(x; y) stand for?",
@@ -172,6 +174,9 @@ KIND_EXAMPLES: dict[str, list[str]] = {
     ],
     "howto": [
         "How do I define a recursive function?", "How can I read a file line by line?",
+        # getting something done through a procedure the document lays down
+        "How does a student get an exemption approved?", "How does a member get a new package accepted into the archive?",
+        "学生怎样才能申请到免修？", "怎么让新软件包被仓库接收？",
         "How do I compute the information gain?", "How should I submit a comment?", "How to add a default parameter?",
         "What are the steps to train the model?", "How do I sort a dictionary by value?",
         "How can I check whether a key is in a dictionary?", "How do I derive the closed-form solution?",

@@ -405,3 +405,18 @@ def test_a_sentence_going_on_into_a_colon_brings_the_list_it_introduces_and_stop
     answer = extractive_answer("tlmgr 都能干些啥？", [Evidence(1, hit, first, 0.9, 0.9, None)])
     assert "自动计算依赖关系" in answer.text and "纸张大小" in answer.text, answer.text
     assert "图 11" not in answer.text
+
+
+def test_the_sentence_after_the_lead_that_names_the_rest_of_what_is_asked_is_shown_with_it():
+    """"what do OL, OB and LB mean?" — the lead explains OL; the next sentence names OB and LB, so it is shown too. A
+    next sentence naming nothing asked stays out."""
+    from rag.answer import extractive_answer
+    from rag.evidence import Evidence, split_units
+    hit = section_hit("c1", "OL means your system is running on line power. If it says something else (like OB — on "
+                            "battery, or LB — low battery), your driver was probably misconfigured. Reference: upsc(8).",
+                      heading="Status data")
+    lead = split_units(hit.chunk.text)[0]
+    answer = extractive_answer("what do OL, OB and LB mean?", [Evidence(1, hit, lead, 0.9, 0.9, None)])
+    assert "OB — on battery" in answer.text and "LB — low battery" in answer.text, answer.text
+    alone = extractive_answer("what does OL mean?", [Evidence(1, hit, lead, 0.9, 0.9, None)])
+    assert "on battery" not in alone.text, alone.text
