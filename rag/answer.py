@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from core.text import STOPWORDS, count_tokens, detect_language, search_tokens
 from rag import prompts
-from rag.evidence import (Evidence, SentenceCheck, Unit, answer_sentences, is_exercise, QUESTION_PHRASING, split_units, terms_of,
-                          units_after)
+from rag.evidence import (QUESTION_PHRASING, Evidence, SentenceCheck, Unit, answer_sentences, is_exercise, split_units,
+                          terms_of, units_after)
 from rag.injection import is_instruction
 from rag.rows import as_markdown as rows_as_markdown
 from rag.support import check as support_check

@@ -58,9 +58,12 @@ COMPARISON_PATTERNS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
 # what leads into a side but does not name it: "for notifications should i write my own NOTIFYCMD script or use
 # upssched" compares "NOTIFYCMD script" and "upssched"
 _LEAD_EN = re.compile(r"^(?:(?:what|what's|whats)\s+(?:is|are)\s+(?:the\s+)?|the\s+|a\s+|an\s+|python'?s?\s+|"
-                      r"(?:for\s+[\w\- ]{1,30}?\s+)?(?:should|do|would|could|can)\s+(?:i|we|you)\s+|"
-                      r"(?:use|write|pick|choose|go with|try|make|create)\s+(?:my own\s+|our own\s+|your own\s+)?)+",
-                      re.IGNORECASE)
+                      r"(?:for\s+[\w\- ]{1,30}?\s+)?(?:should|do|would|could|can)\s+(?:i|we|you)\s+)+", re.IGNORECASE)
+# in a question asking which to choose, the verb of choosing leads into a side ("… or use upssched"); elsewhere it may
+# be the side's own word ("use case")
+_CHOOSING = re.compile(r"\b(?:should|do|would|could|can)\s+(?:i|we|you)\b", re.IGNORECASE)
+_LEAD_VERB = re.compile(r"^(?:use|write|pick|choose|go with|try|make|create)\s+(?:(?:my|our|your) own\s+)?",
+                        re.IGNORECASE)
 # where the sides are compared, not part of the last one: "a scheme and a collection in the tex live installer"
 _TAIL_EN = re.compile(r"\s+(?:in python|in (?:the|this|that|my|your) (?:[\w\-.]+ ){0,3}[\w\-.]+|in [A-Z][\w\-]+|"
                       r"according to .+|exactly|really|actually)$", re.IGNORECASE)
@@ -90,8 +93,9 @@ def _comparison(question: str) -> tuple[tuple[str, ...], re.Match] | None:
         m = pattern.search(question)
         if not m:
             continue
-        listed = [_clean(a) for a in _LISTED.split(m.group("a")) if a.strip()]
-        more = [_clean(b) for b in _MORE_VS.split(m.group("b")) if b.strip()]
+        choosing = bool(_CHOOSING.search(question))
+        listed = [_clean(a, choosing) for a in _LISTED.split(m.group("a")) if a.strip()]
+        more = [_clean(b, choosing) for b in _MORE_VS.split(m.group("b")) if b.strip()]
         sides = tuple(dict.fromkeys(side for side in [*listed, *more] if side))
         if len(sides) >= 2 and len({s.lower() for s in sides}) == len(sides) and all(listed):
             field = _FIELD_BEFORE.search(question[:m.start("a")])
@@ -127,12 +131,14 @@ def side_context(question: str) -> list[str]:
     return out[:CONTEXT_MAX_WORDS]
 
 
-def _clean(side: str) -> str:
+def _clean(side: str, choosing: bool = False) -> str:
     quoted = _QUOTED_SIDE.search(side + ("”" if side.count("“") > side.count("”") else ""))
     if quoted:
         return _clean(quoted.group(1))
     side = _unbracketed(_ASIDE.sub("", side).strip(" \"'“”‘’「」《》"))
     side = _TAIL_EN.sub("", _LEAD_EN.sub("", side)).strip()
+    if choosing:
+        side = _LEAD_VERB.sub("", side).strip()
     side = _TAIL_ZH.sub("", _LEAD_ZH.sub("", side)).strip()
     side = re.sub(r"^(?:a|an|the)\s+", "", side, flags=re.IGNORECASE).strip(" \"'“”‘’「」《》")
     return side if len(side) >= 2 and len(side) <= 60 else ""

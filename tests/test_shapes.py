@@ -254,6 +254,8 @@ def test_an_explanation_goes_on_after_its_first_sentence(library):
      ("NOTIFYCMD script", "upssched")),
     ("pdfTeX、LuaTeX、XeTeX 这几个引擎到底有啥不一样？晕了", ("pdfTeX", "LuaTeX", "XeTeX")),
     ("列表和元组哪里不一样", ("列表", "元组")),
+    # a verb of choosing leads into a side only when the question asks which to choose
+    ("What is the difference between use case and user story?", ("use case", "user story")),
 ])
 def test_the_sides_of_a_comparison(question, sides):
     assert comparison_sides(question) == sides
