@@ -360,8 +360,10 @@ def _names_the_rest(question: str, ev: Evidence, limit: int) -> str:
     if ev.unit.kind != "sentence" or _introduces(ev.unit.text):
         return ""
     missing = _asked_words(question) - _words(ev.unit.text)
+    if not missing:
+        return ""
     after = units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)[:1]
-    if not missing or not after or after[0].kind != "sentence" or len(after[0].text) > limit or \
+    if not after or after[0].kind != "sentence" or len(after[0].text) > limit or \
             is_instruction(after[0].text) or is_exercise(after[0].text):
         return ""
     named = missing & _words(after[0].text)
@@ -372,7 +374,7 @@ NAMES_THE_REST_MIN_WORDS = 2
 
 
 def _words(text: str) -> set[str]:
-    return {t.lower() for t in search_tokens(text)}
+    return set(search_tokens(text))   # lower-cased already
 
 
 def _asked_words(question: str) -> set[str]:

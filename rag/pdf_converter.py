@@ -748,7 +748,7 @@ def _mark_outline_headings(pages: list[list[_Line]], outline: list[tuple[int, st
 # "4.1.5.2 服务时间", … under the bookmarked "4.1.5 服务层次协议（SLA）的内容" were plain lines, so the eleven parts of
 # an SLA read as one run of text and "what goes into an SLA" had no sections to list. A line numbered as the next
 # part of the heading above it, in order from .1 and short, is a heading one level down.
-_SECTION_NUMBER = re.compile(r"^(\d+(?:\.\d+)+|\d+)(?=[\s.])")
+_SECTION_NUMBER = re.compile(r"^(\d+(?:\.\d+)*)(?=[\s.])")
 SUBHEADING_MAX_CHARS = 60
 _SENTENCE_END = re.compile(r"[.。!！?？;；:：,，]$")
 
