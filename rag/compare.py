@@ -110,6 +110,10 @@ def _comparison(question: str) -> tuple[tuple[str, ...], re.Match] | None:
 CONTEXT_MAX_WORDS = 4
 # what asks for the comparison, also misspelt ("whats the diffrence")
 _COMPARING_WORD = re.compile(r"^(?:diff|compar|contrast|versus)|^(?:区别|不同|差别|差异|比较|对比|比一比|一比|相比|异同|一样)$")
+# what asks the learner's choice between the sides ("which one do i pick", "我该用哪个"): a side searched with "pick"
+# finds the book's history of how upsmon "picked up the concepts" rather than what each side is
+CHOOSING_WORDS = frozenset("pick picking choose choosing chose select prefer preferred recommend recommended use using "
+                           "go write try better best 选 选择 挑 挑选 用 该用 推荐".split())
 
 
 def side_context(question: str) -> list[str]:
@@ -126,7 +130,8 @@ def side_context(question: str) -> list[str]:
     named = {t for side in sides for t in search_tokens(side)}
     out: list[str] = []
     for token in search_tokens(rest):
-        if token not in named and not _COMPARING_WORD.match(token) and token not in out and names_a_topic(token):
+        if token not in named and not _COMPARING_WORD.match(token) and token not in CHOOSING_WORDS and \
+                token not in out and names_a_topic(token):
             out.append(token)
     return out[:CONTEXT_MAX_WORDS]
 

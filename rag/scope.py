@@ -154,6 +154,38 @@ def topic_match(topic: str, node: OutlineNode) -> float:
 
 
 TOPIC_MIN_MATCH = 0.5
+# A heading is a thing's own title when it is the thing's name and at most this much more ("Display statement"
+# for "display", "2.10.1 Primary" for "primary"); "Restart upsd" is not upsdrvctl's, "J.6 Second major version"
+# not "secondary"'s.
+TITLE_EXTRA_WORDS = 1
+TITLE_EXTRA_CHARS_ZH = 2
+
+
+# a heading joining two things ("Lists and tuples", "决策树与随机森林") is the title of neither
+_JOINS = re.compile(r"\s(?:and|or|vs\.?|versus)\s|&|[和与及、/]", re.IGNORECASE)
+
+
+def title_extra(name: str, node: OutlineNode) -> int | None:
+    """How much more than the name a heading says when it is the title of the thing named: the name's words
+    (stems, whole words only; Chinese as written) and at most TITLE_EXTRA_WORDS (TITLE_EXTRA_CHARS_ZH
+    characters) more; None when it is not its title. A textbook's section "Tuples" opens with what a tuple is."""
+    title = heading_text(node.title).strip().lower()
+    name = name.strip().lower()
+    if not name or not title or (_JOINS.search(title) and not _JOINS.search(name)):
+        return None
+    if CJK_CHAR.search(name):
+        compact, wanted = re.sub(r"\s+", "", title), re.sub(r"\s+", "", name)
+        extra = len(compact) - len(wanted)
+        return extra if wanted in compact and extra <= TITLE_EXTRA_CHARS_ZH else None
+    wanted = {stem(w) for w in search_tokens(name)}
+    have = {stem(w) for w in search_tokens(title)}
+    extra = len(have - wanted)
+    return extra if wanted and wanted <= have and extra <= TITLE_EXTRA_WORDS else None
+
+
+def titled_by(name: str, node: OutlineNode) -> bool:
+    """Whether the heading is the title of the thing named (`title_extra`)."""
+    return title_extra(name, node) is not None
 
 
 def _named_share(topic: str, node: OutlineNode) -> float:

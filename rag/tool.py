@@ -45,7 +45,7 @@ from rag.outline import Outline, OutlineNode, build_outline, chunks_under, headi
 from rag.parts import part_query, question_parts
 from rag.plan import QuestionPlan, plan_question
 from rag.retrieve import RAG_COLLECTION, RetrievalOptions, RetrievalResult, Retriever, document_scores
-from rag.scope import TOPIC_MIN_MATCH, Scope, headings_language, topic_match
+from rag.scope import TOPIC_MIN_MATCH, Scope, headings_language, title_extra, topic_match
 from rag.shapes import Shape, compare_answer, hit_of, shape_of, summary_answer
 from rag.worked import widened
 from rag.store import MAX_COUNTED_TERMS, DocumentRecord, DocumentStore
@@ -70,6 +70,8 @@ class DocumentOutline:
 
 
 OUTLINES_KEPT = 16
+# a comparison's side titling more sections than this is a common word of the library's headings, not one place
+TITLED_SECTIONS_MAX = 3
 _outlines: OrderedDict[tuple, DocumentOutline] = OrderedDict()
 _outlines_lock = threading.Lock()
 
@@ -86,6 +88,9 @@ def _mentions(text: str, side: str, every_word: bool = False) -> bool:
     found = set(search_tokens(text, keep_stopwords=every_word))
     stems = {w.rstrip("s") for w in found}
     return bool(words) and all(w in found or w.rstrip("s") in stems for w in words)
+
+
+_WORDS_ONLY = re.compile(r"[\w\s\-]+")
 
 
 class SideEvidence(NamedTuple):
@@ -646,7 +651,8 @@ class RAGTool:
             evidence, heads = self._parts(parts, plan, evidence, pieces_within, options)
             strength = max([strength] + [evidence_strength([head], unknown) for head in heads])
         if sides is not None:
-            strength = max(strength, min(evidence_strength(side) for side in sides.each))
+            # a side's best unit, wherever it stands: a titled section's opening leads its side without being it
+            strength = max(strength, min(evidence_strength(sorted(side, key=lambda e: -e.score)) for side in sides.each))
         shape = shape_of(plan.kind)
         if shape.worked_chars and evidence:      # an example goes on past its chunk: read it to the end
             evidence = self._widened(evidence)
@@ -821,6 +827,9 @@ class RAGTool:
         every_word = [content.count(words) > 1 for words in content]
         # each side is asked about where the question is ("when i declare a param": "What is := (declare param)?")
         context = side_context(plan.question)
+        # sides written as words may be the titles of their sections; a side in code ("( list )" vs "{ list; }") is
+        # syntax, which a heading's word ("Lists of Commands") does not name
+        named_in_words = all(_WORDS_ONLY.fullmatch(side) for side in plan.sides)
         for k, side in enumerate(plan.sides):
             if plan.language == "zh":
                 asked = f"什么是{side}（{'、'.join(context)}）？" if context else f"什么是{side}？"
@@ -835,13 +844,46 @@ class RAGTool:
             found = self.evidence(asked, hits, kind="explain") if hits else []
             if also and hits:
                 found = _best_of(found, self.evidence(also[0], hits, kind="explain"))
-            out.append([e for e in found if any(_mentions(e.unit.text, name, every_word[k]) for name in names)]
-                       or found)
+            own = self._titled_section(side, asked, within, options) if named_in_words else []
+            named = [e for e in found if any(_mentions(e.unit.text, name, every_word[k]) for name in names)] or found
+            out.append(own + [e for e in named if e not in own])
         # a unit naming both sides, in the question's words or the translation's ("“算法”是指从数据中学得“模型”的具体方法"
         # for an English question on "algorithm" and "model")
         names = [(side, translated[k]) if translated else (side,) for k, side in enumerate(plan.sides)]
         naming_all = [e for e in evidence if all(any(_mentions(e.unit.text, n) for n in side) for side in names)]
         return SideEvidence(tuple(out), naming_all)
+
+    def _titled_section(self, side: str, asked: str, within, options) -> list[Evidence]:
+        """The opening of the section titled by a comparison's side ("2.10.1 Primary" for "primary", "Tuples" for
+        "tuple"), then that section's best units for the side's question: a book says what a thing is where it
+        names a section after it, and the opening need not repeat the name ("The monitored UPS … this system can
+        manage the UPS"). Empty when no heading (or more than TITLED_SECTIONS_MAX) is the side's title."""
+        titled = []     # (extra words, pieces): the closest titles only ("Tuples" before "Tuple methods")
+        for record in self.store.list_documents(self.user_id):
+            outline = self.document_outline(record.doc_id).outline
+            for node in outline.nodes():
+                extra = title_extra(side, node)
+                if extra is not None:
+                    pieces = [p for p in chunks_under(node, outline) if within is None or p.chunk_id in within]
+                    if pieces:
+                        titled.append((extra, pieces))
+        sections = [pieces for extra, pieces in titled if extra == min(e for e, _ in titled)]
+        if not sections or len(sections) > TITLED_SECTIONS_MAX:
+            return []
+        hits = self.retrieve(asked, within=frozenset(p.chunk_id for pieces in sections for p in pieces),
+                             **options).answering_hits
+        found = self.evidence(asked, hits, kind="explain") if hits else []
+
+        def span(ev: Evidence):     # the piece of a titled section the unit lies in, if any
+            at = ev.hit.chunk.char_start + ev.unit.start
+            return next(((k, p.char_start) for k, pieces in enumerate(sections) for p in pieces
+                         if p.chunk_id == ev.hit.chunk.chunk_id and p.char_start <= at < p.char_end), None)
+        inside = [(span(e), e) for e in found]
+        inside = [(where, e) for where, e in inside if where is not None]
+        if not inside:
+            return []
+        opening = min(inside, key=lambda pair: (pair[0][0], pair[1].hit.chunk.char_start + pair[1].unit.start))[1]
+        return [opening] + [e for _, e in inside if e is not opening]
 
     def _scope_not_found(self, question: str, plan: QuestionPlan, docs: list[DocumentRecord]) -> Answer:
         """One sentence: the chapter (section, pages) asked for is in no document, and what the documents have."""
