@@ -40,7 +40,13 @@ from rag.types import SearchHit
 
 # -- units -------------------------------------------------------------------------------------------
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[A-Z0-9])|(?<=[。！？；])")
+# A full stop ends a sentence, but not an abbreviation's: "e.g. Python", "(p. 7)", "see Fig. 3", "No. 5" (a
+# sentence of the TeX Live guide was cut at "(p." and shown as two paragraphs with its citation between).
+_NOT_AN_END = "".join(rf"(?<!\b{a})" for a in ("e.g.", "i.e.", "cf.", "vs.")).replace(".", r"\.")
+_BEFORE_A_NUMBER = "".join(rf"(?<!\b{a})" for a in ("p.", "pp.", "Fig.", "fig.", "No.", "no.", "Eq.", "Sec.", "ch.",
+                                                      "Ch.", "vol.", "Vol.")).replace(".", r"\.")
+_SENTENCE_END = re.compile(rf"(?<=[.!?]){_NOT_AN_END}(?:{_BEFORE_A_NUMBER}\s+(?=[\"'(\[A-Z0-9])|\s+(?=[\"'(\[A-Z]))"
+                           r"|(?<=[。！？；])")
 # A prompt the book's sessions are typed at, besides Python's >>>: a shell's "$ " and root's "# " (escaped "\# " by
 # the converter, as a heading would be), R's "> " before an assignment, a call, an index or a comment.
 PROMPT_LINE = re.compile(r"^\s*(?:>>>|\$\s+[a-z./~]|\\?#\s+[a-z./~]|>\s+(?:[\w.$]+\s*(?:<<?-|=|\(|\[|\$)|#|\?))")
@@ -489,6 +495,9 @@ _ZH_DEFINES = re.compile(r"^[^，。；：]{0,6}?(是|为|（[^）]{0,40}）[，
 # A glossary line or a textbook's term in bold with its meaning after a colon: "查准率 P：被学习器预测为正例的
 #样例中…", "variable: A name that refers to a value." (the term, at most a short symbol after it, the colon).
 _GLOSSED = re.compile(r"^[^，。；：,.;:!?！？]{0,6}?[：:]\s*\S")
+# A Chinese book's description list: the Latin term, then what it is ("TEXMFLOCAL 系统管理员用来安装供整个系统使用的
+# 额外的或更新过的宏包、字体的目录。")
+_DESCRIBED_ZH = re.compile(r"^\s+[\u4e00-\u9fff]")
 
 
 def defines(unit_text: str, question_terms: set[str], listed: frozenset[str] = frozenset()) -> bool:
@@ -506,6 +515,9 @@ def defines(unit_text: str, question_terms: set[str], listed: frozenset[str] = f
     for term in question_terms:
         if len(term) >= 2 and CJK_CHAR.match(term) and head.startswith(term):
             return bool(_ZH_DEFINES.match(head[len(term):]))
+        if term not in listed and len(term) >= 2 and head.casefold().startswith(term.casefold()) and \
+                _DESCRIBED_ZH.match(head[len(term):]):
+            return True
     return False
 
 

@@ -57,6 +57,7 @@ KIND_EXAMPLES: dict[str, list[str]] = {
         "注意力机制是什么？它解决了什么问题？", "残差连接是什么？", "什么是对偶问题，它有什么用？",
         # colloquial: 是个啥 / 是啥玩意 / "what even is"
         "LDAP 是个啥？", "闭包是个啥东西？", "生成器到底是啥玩意？", "这个 MRO 是个啥，有啥用？", "what even is a monad lol",
+        "那个缓存索引文件到底是干嘛用的？", "what is the lock file actually for?",
         # the learner says what they do not get and asks how the book explains it
         "我没太理解反向传播的原理，书上是怎么讲的？", "I don't get the idea behind dynamic programming, how does the book explain it?",
         # what a piece of notation, code or a formula means, also in a chapter named by its number

@@ -12,13 +12,13 @@ A lookup's model answer is followed only by the quotes it did not say. Every lin
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rag.answer import citation_for, citation_place, widen_citation
-from rag.evidence import Evidence
+from rag.evidence import Evidence, units_after, units_before
 from rag.summary import Digest, KeySentence
 from rag.types import Answer, Citation, SearchHit
-from rag.worked import grow_quote, worked_example
+from rag.worked import grow_quote, opens_with, worked_example
 
 
 @dataclass(frozen=True)
@@ -171,6 +171,15 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
         if chosen:
             used.add(chosen[0].unit.text)
             picked.append(([name], chosen[0]))
+    if side_chars:
+        # a side whose own best sentence does not open with its name takes the book's entry for it where another
+        # side's sentence runs into one ("• Suggests 此项中的软件包…" right after Recommends' line)
+        for k, (names, ev) in enumerate(picked):
+            if not opens_with(ev.unit.text, tuple(names)):
+                entry = _entry_beside(tuple(names), picked, 2 * side_chars)
+                if entry is not None and entry.unit.text not in used:
+                    used.add(entry.unit.text)
+                    picked[k] = (names, entry)
     # one side's sentence goes on only up to the other side's: "A list is mutable … A tuple is immutable" would
     # say the tuple's line twice
     used_units.update((ev.hit.chunk.chunk_id, ev.unit.start) for _, ev in picked)
@@ -179,7 +188,8 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
         label = "**" + ("、" if zh else ", ").join(names) + "**" + ("：" if zh else ": ")
         if side_chars:
             mark = cites.mark(ev.hit, ev.unit.text, ev.score)
-            shown = worked_example(ev, side_chars, mark, lead_bold=False, shown=used_units)
+            others = tuple(side for side in sides if side not in names)
+            shown = worked_example(ev, side_chars, mark, lead_bold=False, shown=used_units, others=others)
             grow_quote(next(c for c in cites.items if f"[{c.n}]" == mark), ev.unit.text, shown)
             lines.append(label + ("\n\n" if shown.markdown.startswith("```") else "") + shown.markdown)
             continue
@@ -187,6 +197,31 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
     if not found and not both:
         return None
     return Answer(question=question, text="\n\n".join(lines), citations=cites.items, mode="extractive")
+
+
+ENTRY_LOOK_BACK = 3
+
+
+def _entry_beside(names: tuple[str, ...], picked: list[tuple[list[str], Evidence]], reach: int) -> Evidence | None:
+    """A unit opening with one of these names: one of the ENTRY_LOOK_BACK units before the side's own sentence, or
+    the first within `reach` characters after another side's sentence, in its chunk: the book's own entry for this
+    side, in the list both sides are entries of."""
+    for other, ev in picked:
+        if other == list(names):
+            # its own entry may begin a few sentences before it: "pdfTEX 在 ε-TEX 扩展的基础上构建… 它的主页在…"
+            before = units_before(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)[-ENTRY_LOOK_BACK:]
+            entry = next((unit for unit in reversed(before) if opens_with(unit.text, names)), None)
+            if entry is not None:
+                return replace(ev, unit=entry)
+            continue
+        read = 0
+        for unit in units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix):
+            read += len(unit.text)
+            if read > reach:
+                break
+            if opens_with(unit.text, names):
+                return replace(ev, unit=unit)
+    return None
 
 
 def _short(text: str, limit: int = 400) -> str:

@@ -827,6 +827,9 @@ class RAGTool:
         every_word = [content.count(words) > 1 for words in content]
         # each side is asked about where the question is ("when i declare a param": "What is := (declare param)?")
         context = side_context(plan.question)
+        if context:     # a word no page holds places nothing ("包该", jieba's cut of "宏包该放哪")
+            _, found = self.store.term_document_counts(self.user_id, context)
+            context = [word for word in context if found.get(word)]
         # sides written as words may be the titles of their sections; a side in code ("( list )" vs "{ list; }") is
         # syntax, which a heading's word ("Lists of Commands") does not name
         named_in_words = all(_WORDS_ONLY.fullmatch(side) for side in plan.sides)

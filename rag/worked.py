@@ -290,14 +290,17 @@ def example_opening(ev: Evidence) -> list[Unit]:
 
 
 def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = True, code_only: bool = False,
-                   shown: set[tuple[str, int]] | None = None, from_opening: bool = False) -> Worked:
+                   shown: set[tuple[str, int]] | None = None, from_opening: bool = False,
+                   others: tuple[str, ...] = ()) -> Worked:
     """The unit with what follows it in its section — sentences and code blocks whole — until about `limit`
     characters are shown (past it only to reach the example's first code, up to twice it; a code block begun
     inside the limit is shown whole); a code unit with the sentence introducing it above, a sentence with the
     code it comes right after. `code_only`: what follows is shown only when it reaches code (a supporting
     quote grows into its example, not into more prose). `shown` holds (chunk id, unit start) of what the
     answer already shows: a unit there ends the example, and the units shown here are added to it.
-    `from_opening`: a sentence inside a worked example is shown from where the example begins (`example_opening`)."""
+    `from_opening`: a sentence inside a worked example is shown from where the example begins (`example_opening`).
+    `others`: the other things a comparison names; a unit opening with one of them is about it and ends this one
+    ("TEXMFLOCAL 系统管理员用来…" goes on no further than "TEXMFHOME 给用户存放…")."""
     shown = set() if shown is None else shown
     cid = ev.hit.chunk.chunk_id
     intro = introduction(ev)
@@ -310,7 +313,8 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     shows_code = any(u.kind == "code" for u in units)
     for unit in _code_joined(units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix), ev.hit.chunk.text):
         # an explanation or example ends where the book's exercises begin
-        if is_instruction(unit.text) or (cid, unit.start) in shown or is_exercise(unit.text):
+        if is_instruction(unit.text) or (cid, unit.start) in shown or is_exercise(unit.text) or \
+                opens_with(unit.text, others):
             break
         if is_markup(unit.text):         # a figure's <div><img …> says nothing a person can read
             continue
@@ -331,6 +335,12 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
         units = units[:head]
     shown.update((cid, u.start) for u in units)
     return Worked(_markdown(units, mark, lead_bold), " ".join(u.text for u in units))
+
+
+def opens_with(text: str, names: tuple[str, ...]) -> bool:
+    """Whether the text begins with one of the names, an article before it allowed ("A tuple is …")."""
+    head = re.sub(r"^(?:a|an|the)\s+", "", text.lstrip(" *•-"), flags=re.IGNORECASE).casefold()
+    return any(name and head.startswith(name.casefold()) for name in names)
 
 
 def _code_joined(units: list[Unit], text: str) -> list[Unit]:

@@ -124,6 +124,17 @@ def test_a_numbered_heading_kept_as_text_is_a_heading():
     assert [u.text[:10] for u in units] == ["This probl", "If a progr", "3.14 is cl"]
     assert units_after(units[0], text) == []
 
+def test_an_abbreviations_full_stop_ends_no_sentence():
+    """"(p. 7)" cut a sentence of the TeX Live guide in two, and its citation was shown between the halves; "e.g.",
+    "Fig. 3" and "No. 5" end nothing either, while "etc." and a number's full stop may end a sentence."""
+    text = ("安装方法将在下面的章节介绍 (p. 7)，这里提供一个快速入门。 Use a dict, e.g. Python's own. It is drawn in "
+            "Fig. 3 of the book. See item No. 5 there. Lists, tuples, etc. These are sequences. The value is 5. 7 is next.")
+    assert [u.text for u in split_units(text)] == [
+        "安装方法将在下面的章节介绍 (p. 7)，这里提供一个快速入门。", "Use a dict, e.g. Python's own.",
+        "It is drawn in Fig. 3 of the book.", "See item No. 5 there.", "Lists, tuples, etc.", "These are sequences.",
+        "The value is 5.", "7 is next."]
+
+
 def test_units_keep_code_tables_and_drop_headings():
     units = split_units(BOOK)
     kinds = [(u.kind, u.text.split("\n")[0]) for u in units]
@@ -274,6 +285,23 @@ def test_a_term_glossed_after_a_colon_is_read_as_its_definition():
     assert not defines("根据式 (2.9) 可算得查准率此时为正例在全体样本中的占比：", {"查准率"})
     assert not defines("因为当取到 (1, 0) 点时，此时是将所有样本均判为正例。", {"查准率"})
     assert not defines("Note: the variable holds a value.", {"variable"})
+
+
+def test_a_latin_term_heading_a_chinese_description_is_defined_there():
+    """A Chinese book's description list: "TEXMFLOCAL 系统管理员用来…的目录" defines TEXMFLOCAL (the TeX Live guide's
+    comparison of TEXMFHOME and TEXMFLOCAL showed a path list instead); the term inside a sentence defines nothing."""
+    from rag.evidence import defines
+    assert defines("TEXMFLOCAL 系统管理员用来安装供整个系统使用的额外的或更新过的宏包、字体的目录。", {"texmflocal"})
+    assert not defines("texmf-local TEXMFLOCAL 用来存放在不同版本间共享的数据。", {"texmflocal"})
+    assert not defines("依次检查的路径是 $TEXMFVAR/tex 和 $TEXMFLOCAL/tex。", {"texmflocal"})
+    assert not defines("TEXMFLOCAL/tex/latex 目录下", {"texmflocal"})
+
+
+def test_a_comparison_side_goes_on_no_further_than_a_unit_about_another_side():
+    from rag.worked import opens_with
+    assert opens_with("TEXMFHOME 给用户存放它们自己独立安装的的宏包、字体等等。", ("TEXMFHOME",))
+    assert opens_with("A tuple is a sequence of values that is immutable.", ("tuple",))
+    assert not opens_with("Lists are more common than tuples.", ("tuple",))
 
 
 def test_a_term_written_with_a_colon_on_several_lines_is_listed_not_defined():

@@ -939,3 +939,35 @@ def test_a_section_is_mostly_about_its_nouns_not_the_verbs_it_repeats():
               for n, text in enumerate([statements, *others], start=1)]
     topics = section_topics(groups)[0]
     assert "domain" in topics and "attribute" in topics and "specified" not in topics, topics
+
+
+ENGINES_ZH = ("pdfTEX 在 ε-TEX 扩展的基础上构建，增加对 PDF 输出的支持。它的主页在 pdftex.org。\n\n"
+              "LuaTEX 是 pdfTEX 指定的后继者，内置 Lua 语言解释器。\n\n"
+              "XeTEX 通过第三方库，增加对 OpenType 字体的支持。\n\n"
+              "如果你在其他系统中安装了 xetex 软件包，需要配置 fontconfig 才能找到字体。")
+
+
+def _evidence(text: str, quoted: str, n: int = 1):
+    from rag.evidence import Evidence, split_units
+    from rag.types import Chunk, SearchHit
+    chunk = Chunk(doc_id="d", chunk_id=f"c{n}", ordinal=n, text=text, heading_path=[], page_start=7, page_end=7,
+                  char_start=0, char_end=len(text), token_count=len(text))
+    unit = next(u for u in split_units(text) if u.text.startswith(quoted))
+    return Evidence(n, SearchHit(chunk=chunk, doc_name="guide.pdf", doc_title="guide", score=1 / n, rank=n),
+                    unit, 0.9, 0.9, None)
+
+
+def test_a_side_takes_the_books_entry_for_it_before_its_sentence_or_after_another_sides():
+    """Each engine's own search found a sentence about it that does not open with its name ("它的主页在…", the
+    fontconfig steps for XeTeX); the book's entries for them, just before it or right after another side's, are what
+    the comparison shows. A side's lines stop where another side's entry begins."""
+    from rag.shapes import compare_answer
+    sides = ("pdfTeX", "LuaTeX", "XeTeX")
+    found = (_evidence(ENGINES_ZH, "它的主页在"), _evidence(ENGINES_ZH, "LuaTEX 是"),
+             _evidence(ENGINES_ZH, "如果你在其他系统中"))
+    answer = compare_answer("pdfTeX、LuaTeX、XeTeX 这几个引擎到底有啥不一样？", sides, tuple([e] for e in found), [],
+                            zh=True, side_chars=300)
+    parts = {side: answer.text.split(f"**{side}**：")[1].split("\n\n**")[0] for side in sides}
+    assert parts["pdfTeX"].startswith("pdfTEX 在 ε-TEX 扩展的基础上构建"), answer.text
+    assert parts["XeTeX"].startswith("XeTEX 通过第三方库"), answer.text
+    assert "XeTEX" not in parts["LuaTeX"] and "LuaTEX" not in parts["pdfTeX"], answer.text
