@@ -480,10 +480,12 @@ def coverage(question_terms: set[str], unit_terms: set[str], weights: dict[str, 
 
 # -- question cues -----------------------------------------------------------------------------------
 
-_ASKS_DEFINITION = re.compile(r"^\s*(what\s+(is|are|does .+ mean)|define|explain what|meaning of)\b|什么是|是什么|"
-                              r"指什么|含义|定义", re.IGNORECASE)
-_DEFINES = re.compile(r"\b(is|are) (a|an|the|one of|called|used|defined)\b|\bmeans?\b|\brefers? to\b|\bis called\b|"
-                      r"\bdefined as\b|是一种|是指|称为|定义为", re.IGNORECASE)
+# "what is X", and what a thing does: "explain what upsd actually does", "what does the driver do", "X 是干嘛用的"
+_ASKS_DEFINITION = re.compile(r"^\s*(what\s+(is|are|does .+ mean)|define|explain what|meaning of)\b|\bwhat\s+(?:does\s+)?"
+                              r"(?!(?:it|you|i|we|they|this|that|he|she|does|do)\b)[\w.\-]+(?:\s+\w+)?\s+(?:actually\s+|really\s+)?(?:does|do)(?=\s*(?:[?？.!,;]|$|\b(?:with|for|in|when|exactly)\b))|什么是|是什么|指什么|含义|定义|"
+                              r"是干(?:嘛|什么|啥)的|干(?:嘛|什么|啥)用的|有什么用|有啥用|起什么作用", re.IGNORECASE)
+_DEFINES = re.compile(r"\b(is|are) (a|an|the|one of|called|used|defined|responsible for)\b|\bmeans?\b|\brefers? to\b|"
+                      r"\bis called\b|\bdefined as\b|是一种|是指|称为|定义为|负责", re.IGNORECASE)
 # Forms that name what they define after them ("… is called a variable", "…的误差称为训练误差"); the others name it
 # before ("A value is one of …")
 _DEFINED_AFTER = re.compile(r"called|称为", re.IGNORECASE)
@@ -617,18 +619,23 @@ NAMED_SECTION_BONUS = 0.1
 NAMED_SECTION_MIN_WORDS = 2     # a one-word title ("Lists") names a whole topic, not the place asked about
 
 
-def _units_under_named_sections(question_tokens: list[str], candidates) -> set[tuple[int, int]]:
-    """(id(hit), unit start) of the candidate units whose own section the question names. A chunk may hold
-    several short sections (its path is the first one's), so each unit is placed under the heading above it."""
-    out, pieces = set(), {}
+def unit_heading_paths(candidates) -> dict[tuple[int, int], list[str]]:
+    """{(id(hit), unit start): the heading path the unit stands under}. A chunk may hold several short sections (its
+    path is the first one's), so each unit is placed under the heading above it."""
+    out, pieces = {}, {}
     for _, hit, unit in candidates:
         if id(hit) not in pieces:
-            pieces[id(hit)] = [(p.char_start - hit.chunk.char_start, names_section(question_tokens, p.heading_path))
-                               for p in split_at_headings(hit.chunk)]
-        named = [is_named for start, is_named in pieces[id(hit)] if start <= unit.start]
-        if named and named[-1]:
-            out.add((id(hit), unit.start))
+            pieces[id(hit)] = [(p.char_start - hit.chunk.char_start, p.heading_path) for p in split_at_headings(hit.chunk)]
+        above = [path for start, path in pieces[id(hit)] if start <= unit.start]
+        out[(id(hit), unit.start)] = above[-1] if above else hit.chunk.heading_path
     return out
+
+
+def _units_under_named_sections(question_tokens: list[str], candidates,
+                                paths: dict[tuple[int, int], list[str]]) -> set[tuple[int, int]]:
+    """(id(hit), unit start) of the candidate units whose own section the question names (`paths`:
+    unit_heading_paths)."""
+    return {key for key, path in paths.items() if names_section(question_tokens, path)}
 
 
 def names_section(question_tokens: list[str], heading_path: list[str]) -> bool:
@@ -683,10 +690,28 @@ SECTION_PENALTIES: dict[str, list[tuple[re.Pattern, float]]] = {
 }
 
 
-def section_penalty(kind: str | None, heading_path: list[str]) -> float:
-    """What the section a unit stands in costs it for this kind of question (SECTION_PENALTIES)."""
-    return sum(penalty for pattern, penalty in SECTION_PENALTIES.get(kind or "", [])
-               if any(pattern.match(h) for h in heading_path[-1:]))
+# A manual's history of itself — release notes, the changes from one version to the next, the project's story —
+# names every part of the program ("upsmon picked up the concepts of … primary and secondary") and explains none
+# of them as they are now: "what does upsd actually do" was answered from the 2.0.0 release story. Anywhere in the
+# heading path (the history's dated subsections sit under it). A question about versions or history is exempt.
+_HISTORY = re.compile(r"^\s*(?:appendix\s+|附录\s*)?(?:[A-Z]|\d+)?(?:\.\d+)*\.?\s*(?:project history|release (?:notes|history)|revision history|"
+                      r"version history|changes (?:from|since|in) (?:version )?v?\d|what['’]?s new in|发行历史|版本历史|"
+                      r"发布历史|历史版本|版本更新记录)", re.IGNORECASE)
+_ASKS_HISTORY = re.compile(r"\b(?:history|histories|version|versions|release[sd]?|changed?|changes|new in|used to|"
+                           r"originally|renamed|when (?:was|were|did)|\d{4})\b|历史|版本|发布|发行|改名|以前|早期|哪一年",
+                           re.IGNORECASE)
+HISTORY_PENALTY = 0.1
+HISTORY_KINDS = frozenset({"explain", "compare", "why", "howto", "example"})
+
+
+def section_penalty(kind: str | None, heading_path: list[str], question: str = "") -> float:
+    """What the section a unit stands in costs it for this kind of question (SECTION_PENALTIES; a manual's history
+    of itself for a question not about it)."""
+    penalty = sum(penalty for pattern, penalty in SECTION_PENALTIES.get(kind or "", [])
+                  if any(pattern.match(h) for h in heading_path[-1:]))
+    if kind in HISTORY_KINDS and any(_HISTORY.match(h) for h in heading_path) and not _ASKS_HISTORY.search(question):
+        penalty += HISTORY_PENALTY
+    return penalty
 
 
 KIND_CUES: dict[str, list[tuple[tuple[str, ...], re.Pattern | None, float]]] = {
@@ -764,7 +789,8 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
     subject_terms = {t for t in search_tokens(question) if not _ZH_QUESTION_WORDS.fullmatch(t)}
     listed = glossed_often([unit.text for _, _, unit in candidates], subject_terms) if asks_definition else frozenset()
     question_tokens = [t for t in bm25_tokens(question) if t not in STOPWORDS]
-    named_section = _units_under_named_sections(question_tokens, candidates)
+    paths = unit_heading_paths(candidates)
+    named_section = _units_under_named_sections(question_tokens, candidates, paths)
     asks_number = bool(_ASKS_NUMBER.search(question))
     asks_default = bool(_ASKS_DEFAULT.search(question))
     syntax = syntax_patterns(question)
@@ -786,7 +812,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
             if lexical == 0 and bool(CJK_CHAR.search(unit.text)) == question_in_chinese:
                 semantic *= SHARED_NOTHING_SEMANTIC_SHARE
             score = 0.55 * lexical + 0.45 * semantic
-        score += kind_bonus(kind, unit) - section_penalty(kind, hit.chunk.heading_path)
+        score += kind_bonus(kind, unit) - section_penalty(kind, paths[(id(hit), unit.start)], question)
         if asks_definition and defines(unit.text, subject_terms, listed):
             score += 0.08
         if syntax and holds_syntax(unit.text, syntax):

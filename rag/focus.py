@@ -38,6 +38,9 @@ _INSTRUCTIONS = [re.compile(p, re.IGNORECASE) for p in (
     r"\b(?:please\s+)?answer the following question(?:s)?(?:\s+to the best of your abilit(?:y|ies))?\s*:?",
     r"\bhere(?:'s| is) (?:the|my|our) question\s*:",
     r"\b(?:please\s+)?help (?:us|me) (?:to\s+)?(?:compute|calculate|answer|work out) (?:it|this)\b",
+    # a learner's hedges and asides: "can someone explain what upsd actually does" found the project history's "is
+    # actually usable" (a rare word in a manual weighs much)
+    r"\b(?:actually|really|basically|literally|honestly|someone|somebody|anyone|anybody|anyway|lol|pls|plz|idk|tbh)\b",
     # Chinese
     r"(?:请)?(?:结果|答案)?保留(?:[一二两三四五六七八九\d]+)位(?:小数|有效数字)",
     r"(?:请)?(?:用|以)(?:[一二两三四五\d]+)(?:句话|个字|段话?|点)(?:以内)?(?:来)?"

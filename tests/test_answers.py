@@ -328,6 +328,47 @@ def test_a_definition_defines_the_term_it_names_as_its_subject():
     assert defines("学习器在训练集上的误差称为训练误差。", {"训练误差"})
     assert defines("过拟合是指学习器把训练样本自身的特点当作一般性质。", {"过拟合"})
     assert not defines("欠拟合是指学习器对训练样本的一般性质尚未学好。", {"过拟合"})
+    # what a program is responsible for is what it does
+    assert defines("upsd is responsible for passing data from the drivers to the client programs.", {"upsd"})
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("can someone explain what upsd actually does?", True), ("what does the driver do?", True),
+    ("Kpathsea 的那个 ls-R 文件名数据库到底是干嘛用的？", True), ("What is a tuple?", True),
+    ("What does it do when the list is empty?", False), ("What do you do next?", False),
+    ("What example does the book use to explain tuple assignment?", False),
+])
+def test_asking_what_a_thing_does_asks_for_its_definition(question, asks):
+    from rag.evidence import _ASKS_DEFINITION
+    assert bool(_ASKS_DEFINITION.search(question)) is asks
+
+
+MANUAL_WITH_HISTORY = """# 2 Overview
+
+## 2.9 Network server
+
+The server passes the data of the drivers on to the clients. It should be kept running.
+
+# J Project history
+
+## J.3 June 2001: common core
+
+The server was rewritten so that it does sanity checks on the data from the drivers before it serves the client
+programs, which is what the server actually does with data today.
+"""
+
+
+def test_a_manuals_history_of_itself_explains_nothing_as_it_is_now(settings):
+    """The project history names the server and what it passed to clients in 2001; asked what the server does, the
+    book's section on it answers. Asked about the history, the history still answers."""
+    tool = RAGTool("learner", settings)
+    tool.add_text(MANUAL_WITH_HISTORY, title="Manual", name="manual.md")
+    question = "can you explain what the server does with data from the drivers and client programs?"
+    evidence = tool.evidence(question, tool.retrieve(question).answering_hits, kind="explain")
+    assert evidence[0].unit.text.startswith("The server passes the data"), [e.unit.text[:40] for e in evidence]
+    question = "what changed in 2001 about how the server sends data to client programs?"
+    evidence = tool.evidence(question, tool.retrieve(question).answering_hits, kind="explain")
+    assert "was rewritten" in evidence[0].unit.text, [e.unit.text[:40] for e in evidence]
 
 
 TUPLES_CHAPTER = """# Chapter 12 Tuples

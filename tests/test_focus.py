@@ -24,6 +24,10 @@ from rag.tool import RAGTool
     ("Assuming the perspective of a tax lawyer, what did Boeing pay in taxes in 2022?",
      "what did Boeing pay in taxes in 2022?"),
     ("请用一句话回答：什么是元组？", "什么是元组？"),
+    # a learner's hedges say nothing of the topic
+    ("can someone explain what upsd actually does? is it the thing that talks to the ups or not",
+     "can explain what upsd does? is it the thing that talks to the ups or not"),
+    ("pls what do ATS, PSU and SCD stand for in the nut docs", "what do ATS, PSU and SCD stand for in the nut docs"),
     ("结果保留两位小数，2019年营收增长率是多少？", "2019年营收增长率是多少？"),
 ])
 def test_answer_format_instructions_are_not_searched_for(question, focus):
