@@ -26,7 +26,7 @@ from rag.injection import is_instruction
 from rag.rows import as_markdown as rows_as_markdown
 from rag.support import check as support_check
 from rag.types import CITATION_MARK, Answer, Citation, SearchHit
-from rag.worked import grow_quote, introduction, worked_example
+from rag.worked import Worked, grow_quote, introduction, worked_example
 
 MAX_SHORT_ANSWER_CHARS = 320
 QUOTE_MAX_CHARS = 200             # a supporting quote; the whole sentence is in its source's passage
@@ -447,6 +447,11 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
                 continue
             worked = worked_example(ev, worked_chars if i == 0 else worked_chars // 2, mark, lead_bold=i == 0,
                                     code_only=i > 0, shown=worked_shown, from_opening=from_opening and i == 0)
+            # a supporting quote grows only into code, or into the next sentence when that names the rest of what
+            # is asked ("OL means … line power." then "If it says something else (like OB — on battery, …)")
+            rest = _names_the_rest(question, ev, QUOTE_MAX_CHARS) if i and worked.quote == ev.unit.text else ""
+            if rest and worked.markdown == f"{ev.unit.text} {mark}":
+                worked = Worked(f"{ev.unit.text} {rest} {mark}", f"{ev.unit.text} {rest}")
             grow_quote(citations[numbers[place] - 1], ev.unit.text, worked)
             lines.append(worked.markdown)
             continue

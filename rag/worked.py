@@ -356,6 +356,9 @@ def _code_joined(units: list[Unit], text: str) -> list[Unit]:
     return out
 
 
+_LIST_MARKER = re.compile(r"^\s*(?:[•\-*·]|\d{1,3}[.)、]|[a-z][.)])\s*")
+
+
 def _markdown(units: list[Unit], mark: str, lead_bold: bool) -> str:
     """Sentences run together as prose, code fenced, table rows one a line; the first sentence in bold and the
     citation mark after the first prose (never after a closing fence, which would then not close)."""
@@ -375,6 +378,8 @@ def _markdown(units: list[Unit], mark: str, lead_bold: bool) -> str:
             items.clear()
 
     for i, unit in enumerate(units):
+        if is_list_item(unit) and not _LIST_MARKER.sub("", unit.text).strip():
+            continue                    # a marker the page left without its item ("3." before a page break)
         if is_list_item(unit):          # a list stays a list: an item a line
             end_prose()
             items.append(unit.text.strip())

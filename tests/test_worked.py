@@ -420,3 +420,20 @@ def test_the_sentence_after_the_lead_that_names_the_rest_of_what_is_asked_is_sho
     assert "OB — on battery" in answer.text and "LB — low battery" in answer.text, answer.text
     alone = extractive_answer("what does OL mean?", [Evidence(1, hit, lead, 0.9, 0.9, None)])
     assert "on battery" not in alone.text, alone.text
+    # as a supporting quote of an explanation (which shows each quote with what follows only up to code), too
+    other = section_hit("c2", "ups.status: OB LB. The exact behavior depends on the specific device.", heading="Shutdown")
+    explained = extractive_answer("what do OL, OB and LB mean?", [Evidence(1, other, split_units(other.chunk.text)[0],
+                                                                           0.95, 0.95, None),
+                                                                  Evidence(2, hit, lead, 0.9, 0.9, None)],
+                                  worked_chars=400)
+    assert "OB — on battery" in explained.text and "misconfigured" in explained.text, explained.text
+
+
+def test_a_list_marker_left_without_its_item_is_not_shown():
+    """"3." before a page break, its text on the next page: a line holding only the marker is not an item."""
+    from rag.evidence import Unit
+    from rag.worked import _markdown
+    units = [Unit(0, 10, "sentence", "It depends on these readings:"), Unit(11, 20, "sentence", "• battery.charge"),
+             Unit(21, 23, "sentence", "3."), Unit(24, 40, "sentence", "The primary sets FSD.")]
+    shown = _markdown(units, "[1]", lead_bold=True)
+    assert "3." not in shown and "• battery.charge" in shown and "The primary sets FSD." in shown, shown
