@@ -709,9 +709,15 @@ def section_penalty(kind: str | None, heading_path: list[str], question: str = "
     of itself for a question not about it)."""
     penalty = sum(penalty for pattern, penalty in SECTION_PENALTIES.get(kind or "", [])
                   if any(pattern.match(h) for h in heading_path[-1:]))
-    if kind in HISTORY_KINDS and any(_HISTORY.match(h) for h in heading_path) and not _ASKS_HISTORY.search(question):
+    if kind in HISTORY_KINDS and off_in_history(heading_path, question):
         penalty += HISTORY_PENALTY
     return penalty
+
+
+def off_in_history(heading_path: list[str], question: str) -> bool:
+    """Whether a unit under this heading path stands in the manual's history of itself (`_HISTORY`) and the
+    question does not ask about versions or history."""
+    return any(_HISTORY.match(h) for h in heading_path) and not _ASKS_HISTORY.search(question)
 
 
 KIND_CUES: dict[str, list[tuple[tuple[str, ...], re.Pattern | None, float]]] = {

@@ -35,7 +35,8 @@ from rag.compare import comparison_sides, side_context
 from rag.abbreviations import spell_out
 from rag.focus import search_focus
 from rag.evidence import (Evidence, QuestionTerms, discount_document_names, discount_statement_names,
-                          evidence_strength, question_weights, score_evidence, split_units, unknown_words)
+                          evidence_strength, off_in_history, question_weights, score_evidence, split_units,
+                          unit_heading_paths, unknown_words)
 from rag.chunk import chunk_document, document_context, embedding_text
 from rag.dense import DenseSpaces, Progress
 from rag.figures import extract_figures, figures_dir, load_figures, remove_figures, save_figures
@@ -853,7 +854,12 @@ class RAGTool:
         # a unit naming both sides, in the question's words or the translation's ("“算法”是指从数据中学得“模型”的具体方法"
         # for an English question on "algorithm" and "model")
         names = [(side, translated[k]) if translated else (side,) for k, side in enumerate(plan.sides)]
-        naming_all = [e for e in evidence if all(any(_mentions(e.unit.text, n) for n in side) for side in names)]
+        # a unit that ends by introducing what follows ("TEXMF = {$TEXMFVAR,$TEXMFHOME,!!$TEXMFLOCAL} 比如我们可以用它来设置
+        # TEX 的输入路径：") sets nothing side by side on its own, nor does the manual's history of itself
+        paths = unit_heading_paths([(e.n, e.hit, e.unit) for e in evidence])
+        naming_all = [e for e in evidence if all(any(_mentions(e.unit.text, n) for n in side) for side in names)
+                      and not e.unit.text.rstrip().endswith((":", "："))
+                      and not off_in_history(paths[(id(e.hit), e.unit.start)], plan.question)]
         return SideEvidence(tuple(out), naming_all)
 
     def _titled_section(self, side: str, asked: str, within, options) -> list[Evidence]:

@@ -198,7 +198,11 @@ MONITOR_MANUAL = """# Chapter 2 The monitor
 
 ## 2.1 Roles
 
-Each monitor is set up in one of two roles, a primary or a secondary, in its configuration file.
+The primary and secondary roles are written in the monitor's configuration file like this:
+
+```
+MONITOR battery@host 1 user secret primary
+```
 
 ### 2.1.1 Primary
 
@@ -210,7 +214,7 @@ the battery down when the charge runs out. A computer plugged into the battery's
 The monitored battery may power this computer too, but this computer cannot manage the battery directly. Use this
 role when you run multiple computers on the same battery; everything but the one plugged in takes it.
 
-## 2.2 History
+## 2.2 Project history
 
 The monitor picked up the concepts of what is now known as primary and secondary in its second year, and could
 pick which computers shut down first.
@@ -239,7 +243,7 @@ MONITOR_MANUAL_ZH = """# 第 2 章 监控程序
 def test_a_comparison_side_titling_a_section_is_what_that_section_opens_with(tmp_path):
     """"primary" and "secondary" are the titles of their sections, whose openings say what each is without naming
     it ("this computer can manage the battery"); the history sentence naming both, and "pick", does not take their
-    place. The same in Chinese."""
+    place, nor leads the answer. The same in Chinese."""
     from core.settings import Settings
     tool = RAGTool("learner", Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none"))
     tool.add_text(MONITOR_MANUAL, title="Monitor manual", name="monitor.md")
@@ -248,6 +252,8 @@ def test_a_comparison_side_titling_a_section_is_what_that_section_opens_with(tmp
     assert answer.kind == "compare" and not answer.refused
     primary, secondary = answer.text.split("**primary**:")[1].split("**secondary**:")
     assert "this computer can manage the battery" in primary, answer.text
+    # what names both sides but only introduces a configuration line, or tells the manual's own history, leads nothing
+    assert "**primary**:" in answer.text.split("\n\n")[0], answer.text
     assert "cannot manage the battery directly" in secondary and "multiple computers" in secondary, answer.text
     _, answer = ask(tool, "主机和从机有啥区别？我该选哪个")
     assert answer.kind == "compare" and not answer.refused
