@@ -481,9 +481,12 @@ def coverage(question_terms: set[str], unit_terms: set[str], weights: dict[str, 
 # -- question cues -----------------------------------------------------------------------------------
 
 # "what is X", and what a thing does: "explain what upsd actually does", "what does the driver do", "X 是干嘛用的"
-_ASKS_DEFINITION = re.compile(r"^\s*(what\s+(is|are|does .+ mean)|define|explain what|meaning of)\b|\bwhat\s+(?:does\s+)?"
-                              r"(?!(?:it|you|i|we|they|this|that|he|she|does|do)\b)[\w.\-]+(?:\s+\w+)?\s+(?:actually\s+|really\s+)?(?:does|do)(?=\s*(?:[?？.!,;]|$|\b(?:with|for|in|when|exactly)\b))|什么是|是什么|指什么|含义|定义|"
-                              r"是干(?:嘛|什么|啥)的|干(?:嘛|什么|啥)用的|有什么用|有啥用|起什么作用", re.IGNORECASE)
+_ASKS_DEFINITION = re.compile(
+    r"^\s*(what\s+(is|are|does .+ mean)|define|explain what|meaning of)\b"
+    # "what X (actually) does": X no pronoun, the clause ending there ("what example does the book use" asks no such)
+    r"|\bwhat\s+(?:does\s+)?(?!(?:it|you|i|we|they|this|that|he|she|does|do)\b)[\w.\-]+(?:\s+\w+)?\s+"
+    r"(?:actually\s+|really\s+)?(?:does|do)(?=\s*(?:[?？.!,;]|$|\b(?:with|for|in|when|exactly)\b))"
+    r"|什么是|是什么|指什么|含义|定义|是干(?:嘛|什么|啥)的|干(?:嘛|什么|啥)用的|有什么用|有啥用|起什么作用", re.IGNORECASE)
 _DEFINES = re.compile(r"\b(is|are) (a|an|the|one of|called|used|defined|responsible for)\b|\bmeans?\b|\brefers? to\b|"
                       r"\bis called\b|\bdefined as\b|是一种|是指|称为|定义为|负责", re.IGNORECASE)
 # Forms that name what they define after them ("… is called a variable", "…的误差称为训练误差"); the others name it
@@ -625,7 +628,8 @@ def unit_heading_paths(candidates) -> dict[tuple[int, int], list[str]]:
     out, pieces = {}, {}
     for _, hit, unit in candidates:
         if id(hit) not in pieces:
-            pieces[id(hit)] = [(p.char_start - hit.chunk.char_start, p.heading_path) for p in split_at_headings(hit.chunk)]
+            pieces[id(hit)] = [(p.char_start - hit.chunk.char_start, p.heading_path)
+                               for p in split_at_headings(hit.chunk)]
         above = [path for start, path in pieces[id(hit)] if start <= unit.start]
         out[(id(hit), unit.start)] = above[-1] if above else hit.chunk.heading_path
     return out
@@ -694,9 +698,10 @@ SECTION_PENALTIES: dict[str, list[tuple[re.Pattern, float]]] = {
 # names every part of the program ("upsmon picked up the concepts of … primary and secondary") and explains none
 # of them as they are now: "what does upsd actually do" was answered from the 2.0.0 release story. Anywhere in the
 # heading path (the history's dated subsections sit under it). A question about versions or history is exempt.
-_HISTORY = re.compile(r"^\s*(?:appendix\s+|附录\s*)?(?:[A-Z]|\d+)?(?:\.\d+)*\.?\s*(?:project history|release (?:notes|history)|revision history|"
-                      r"version history|changes (?:from|since|in) (?:version )?v?\d|what['’]?s new in|发行历史|版本历史|"
-                      r"发布历史|历史版本|版本更新记录)", re.IGNORECASE)
+_HISTORY = re.compile(r"^\s*(?:appendix\s+|附录\s*)?(?:[A-Z]|\d+)?(?:\.\d+)*\.?\s*"
+                      r"(?:project history|release (?:notes|history)|revision history|version history|"
+                      r"changes (?:from|since|in) (?:version )?v?\d|what['’]?s new in|"
+                      r"发行历史|版本历史|发布历史|历史版本|版本更新记录)", re.IGNORECASE)
 _ASKS_HISTORY = re.compile(r"\b(?:history|histories|version|versions|release[sd]?|changed?|changes|new in|used to|"
                            r"originally|renamed|when (?:was|were|did)|\d{4})\b|历史|版本|发布|发行|改名|以前|早期|哪一年",
                            re.IGNORECASE)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from core.text import detect_language, search_tokens
 from rag.compare import comparison_sides
 from rag.kinds import classify_kind
+from rag.listing import listed_section
 from rag.outline import Outline, heading_text
 from rag.scope import Scope, ScopeRequest, TopicAcross, read_scope, resolve_scope
 
@@ -60,6 +61,11 @@ def plan_question(question: str, outlines: dict[str, Outline], names: dict[str, 
             kind in ("lookup", "explain") and decision.scores.get("summarize", 0) >= SUMMARY_HINT and \
             _asked_without_scope(asked, request, min_words=OWN_ASK_MIN_WORDS) is None:
         kind = "summarize"
+    # "SLA 里一般都要写哪些内容": the parts of what a section with sub-sections is titled after are its sub-sections
+    if scope is None and not request.named and kind in ("lookup", "explain") and not sides:
+        listed = listed_section(question, outlines)
+        if listed is not None:
+            scope, kind = Scope(listed[0], names.get(listed[0], listed[0]), node=listed[1]), "summarize"
     if scope is not None and scope.node is None and scope.pages is None and kind != "summarize":
         scope = None     # "what does the book say about X": the book is where to look, which retrieval knows
     return QuestionPlan(question, str(kind), decision.confidence, request, scope, sides, detect_language(question),

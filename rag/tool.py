@@ -653,7 +653,8 @@ class RAGTool:
             strength = max([strength] + [evidence_strength([head], unknown) for head in heads])
         if sides is not None:
             # a side's best unit, wherever it stands: a titled section's opening leads its side without being it
-            strength = max(strength, min(evidence_strength(sorted(side, key=lambda e: -e.score)) for side in sides.each))
+            strength = max(strength, min(evidence_strength(sorted(side, key=lambda e: -e.score))
+                                         for side in sides.each))
         shape = shape_of(plan.kind)
         if shape.worked_chars and evidence:      # an example goes on past its chunk: read it to the end
             evidence = self._widened(evidence)

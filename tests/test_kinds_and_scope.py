@@ -341,3 +341,80 @@ def test_a_section_named_in_passing_is_searched_past_when_it_does_not_hold_the_a
     assert tool.plan(question).scope is not None       # read as a scope: "the data section"
     answer = list(tool.ask_stream(question))[-1]
     assert not answer.refused and "CSV" in answer.text, answer.text
+
+
+SLA_MANUAL = """# 4 服务管理
+
+## 4.1 服务层次管理
+
+服务层次管理通常简称为缩写 SLA。对服务层次的管理是关于运行服务的质量的。
+
+## 4.1.5 服务层次协议（SLA）的内容
+
+### 4.1.5.1 简介
+
+合同方的名称和联络信息，所包含服务的描述，协议的期限。
+
+### 4.1.5.2 服务时间
+
+在哪个时间段内协议是有效的，像从周一到周五。
+
+### 4.1.5.3 可用性
+
+访问服务，最好用服务不可用的时间长度来衡量。
+
+### 4.1.5.4 稳定性
+
+通常根据一段时间内宕机时间的量来衡量。
+
+## 4.2 容量管理
+
+### 4.2.1 监控
+
+容量管理要监控处理器负载、内存和磁盘空间这些数据。
+
+### 4.2.2 计划
+
+根据监控的数据计划扩容。
+
+### 4.2.3 报告
+
+定期报告容量的使用情况。
+
+# 5 Errors
+
+## 5.1 Types of errors
+
+### 5.1.1 Syntax errors
+
+A syntax error is a mistake in the structure of a program.
+
+### 5.1.2 Runtime errors
+
+A runtime error appears only after the program has started to run.
+
+### 5.1.3 Semantic errors
+
+A semantic error makes the program do something other than what you meant.
+"""
+
+
+def test_a_question_asking_the_parts_of_a_titled_section_is_answered_by_its_sub_sections(tmp_path):
+    """"SLA 里一般都要写哪些内容" asks for the parts of what section 4.1.5 is titled after (its alias "SLA" names it):
+    its sub-sections, which no one passage lists, are the answer, each with its key sentence. "What are the types of
+    errors?" likewise. A question naming more than the title ("容量管理要监控哪些数据") stays a question of its own."""
+    from core.settings import Settings
+    from rag.listing import asks_for_parts
+    from rag.tool import RAGTool
+    tool = RAGTool("learner", Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none"))
+    tool.add_text(SLA_MANUAL, title="运维手册", name="manual.md")
+    answer = tool.ask("SLA 里一般都要写哪些内容啊，简单列一下就行")
+    assert answer.kind == "summarize" and not answer.refused, answer.text
+    for part in ("服务时间", "可用性", "稳定性", "宕机时间的量"):
+        assert part in answer.text, answer.text
+    answer = tool.ask("What are the types of errors?")
+    assert answer.kind == "summarize" and "Runtime errors" in answer.text and "Semantic errors" in answer.text
+    answer = tool.ask("容量管理要监控哪些数据？")
+    assert answer.kind != "summarize" and "处理器负载" in answer.text, answer.text
+    assert asks_for_parts("tlmgr 都能干些啥？简单列一下就行") and asks_for_parts("What does a control file contain?")
+    assert not asks_for_parts("What is a tuple?") and not asks_for_parts("为什么要用验证集？")
