@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import re
 
+from wordfreq import zipf_frequency
+
 from core.text import STOPWORDS, search_tokens, stem
+from rag.evidence import names_a_topic
 from rag.outline import Outline, OutlineNode, heading_text
 
 # What a learner says to ask for the parts of something (a phrase each; case is ignored)
@@ -30,6 +33,8 @@ _LIST_ASK = re.compile("|".join(f"(?:{p})" for p in LIST_ASKS), re.IGNORECASE)
 LIST_TITLE_WORDS = frozenset("内容 类型 种类 分类 组成 部分 要素 构成 概述 简介 的 types type kinds kind parts part components "
                              "contents content elements categories overview".split())
 MIN_PARTS = 3
+# an abbreviation rarer than this names a topic though names_a_topic finds it too short to tell ("sla", "api")
+RARE_ZIPF = 4.0
 _ALIAS = re.compile(r"[（(]([^（）()]{1,30})[）)]")
 
 
@@ -52,7 +57,6 @@ def _title_names(title: str) -> list[set[str]]:
 
 def listed_section(question: str, outlines: dict[str, Outline]) -> tuple[str, OutlineNode] | None:
     """(doc_id, node) of the section whose parts the question asks for, or None (`asks_for_parts` first)."""
-    from rag.evidence import names_a_topic
     if not asks_for_parts(question):
         return None
     asked = _words(_LIST_ASK.sub(" ", question))
@@ -79,8 +83,4 @@ def listed_section(question: str, outlines: dict[str, Outline]) -> tuple[str, Ou
 
 def _rare_short_word(word: str) -> bool:
     """An abbreviation or short term ("sla", "api"), which names_a_topic leaves out as too short to tell."""
-    from wordfreq import zipf_frequency
     return word.isascii() and word.isalnum() and 2 <= len(word) < 4 and zipf_frequency(word, "en") < RARE_ZIPF
-
-
-RARE_ZIPF = 4.0

@@ -835,6 +835,7 @@ class RAGTool:
         # sides written as words may be the titles of their sections; a side in code ("( list )" vs "{ list; }") is
         # syntax, which a heading's word ("Lists of Commands") does not name
         named_in_words = all(_WORDS_ONLY.fullmatch(side) for side in plan.sides)
+        doc_ids = [record.doc_id for record in self.store.list_documents(self.user_id)] if named_in_words else []
         for k, side in enumerate(plan.sides):
             if plan.language == "zh":
                 asked = f"什么是{side}（{'、'.join(context)}）？" if context else f"什么是{side}？"
@@ -849,7 +850,7 @@ class RAGTool:
             found = self.evidence(asked, hits, kind="explain") if hits else []
             if also and hits:
                 found = _best_of(found, self.evidence(also[0], hits, kind="explain"))
-            own = self._titled_section(side, asked, within, options) if named_in_words else []
+            own = self._titled_section(side, asked, within, options, doc_ids) if named_in_words else []
             named = [e for e in found if any(_mentions(e.unit.text, name, every_word[k]) for name in names)] or found
             out.append(own + [e for e in named if e not in own])
         # a unit naming both sides, in the question's words or the translation's ("“算法”是指从数据中学得“模型”的具体方法"
@@ -857,27 +858,28 @@ class RAGTool:
         names = [(side, translated[k]) if translated else (side,) for k, side in enumerate(plan.sides)]
         # a unit that ends by introducing what follows ("TEXMF = {$TEXMFVAR,$TEXMFHOME,!!$TEXMFLOCAL} 比如我们可以用它来设置
         # TEX 的输入路径：") sets nothing side by side on its own, nor does the manual's history of itself
-        paths = unit_heading_paths([(e.n, e.hit, e.unit) for e in evidence])
         naming_all = [e for e in evidence if all(any(_mentions(e.unit.text, n) for n in side) for side in names)
-                      and not e.unit.text.rstrip().endswith((":", "："))
-                      and not off_in_history(paths[(id(e.hit), e.unit.start)], plan.question)]
+                      and not e.unit.text.rstrip().endswith((":", "："))]
+        paths = unit_heading_paths([(e.n, e.hit, e.unit) for e in naming_all])     # of these few units only
+        naming_all = [e for e in naming_all if not off_in_history(paths[(id(e.hit), e.unit.start)], plan.question)]
         return SideEvidence(tuple(out), naming_all)
 
-    def _titled_section(self, side: str, asked: str, within, options) -> list[Evidence]:
+    def _titled_section(self, side: str, asked: str, within, options, doc_ids: list[str]) -> list[Evidence]:
         """The opening of the section titled by a comparison's side ("2.10.1 Primary" for "primary", "Tuples" for
         "tuple"), then that section's best units for the side's question: a book says what a thing is where it
         names a section after it, and the opening need not repeat the name ("The monitored UPS … this system can
         manage the UPS"). Empty when no heading (or more than TITLED_SECTIONS_MAX) is the side's title."""
         titled = []     # (extra words, pieces): the closest titles only ("Tuples" before "Tuple methods")
-        for record in self.store.list_documents(self.user_id):
-            outline = self.document_outline(record.doc_id).outline
+        for doc_id in doc_ids:
+            outline = self.document_outline(doc_id).outline
             for node in outline.nodes():
                 extra = title_extra(side, node)
                 if extra is not None:
                     pieces = [p for p in chunks_under(node, outline) if within is None or p.chunk_id in within]
                     if pieces:
                         titled.append((extra, pieces))
-        sections = [pieces for extra, pieces in titled if extra == min(e for e, _ in titled)]
+        closest = min((extra for extra, _ in titled), default=None)
+        sections = [pieces for extra, pieces in titled if extra == closest]
         if not sections or len(sections) > TITLED_SECTIONS_MAX:
             return []
         hits = self.retrieve(asked, within=frozenset(p.chunk_id for pieces in sections for p in pieces),
