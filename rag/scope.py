@@ -40,6 +40,11 @@ SCOPE_PATTERNS: list[tuple[str, re.Pattern]] = [
     ("pages", re.compile(r"第\s*(?P<a>\d+)\s*(?:-|–|—|到|至)\s*(?P<b>\d+)\s*页")),
     ("pages", re.compile(r"\bpage\s*(?P<a>\d+)\b", re.IGNORECASE)),
     ("pages", re.compile(r"第\s*(?P<a>\d+)\s*页")),
+    # a chapter or section called by its title in quotes ("the “Windows notes” chapter", "“有关 Windows 平台的说明”那一章")
+    ("chapter", re.compile(r"[“「『《\"](?P<topic>[^”」』》\"\n]{2,60})[”」』》\"]\s*(?:这|那)?一?(?:章|chapter\b)", re.IGNORECASE)),
+    ("section", re.compile(r"[“「『《\"](?P<topic>[^”」』》\"\n]{2,60})[”」』》\"]\s*(?:这|那)?一?(?:小?节|section\b)", re.IGNORECASE)),
+    ("chapter", re.compile(r"\bchapter\s+(?:called\s+|titled\s+|named\s+)?[“\"](?P<topic>[^”\"\n]{2,60})[”\"]", re.IGNORECASE)),
+    ("section", re.compile(r"\bsection\s+(?:called\s+|titled\s+|named\s+)?[“\"](?P<topic>[^”\"\n]{2,60})[”\"]", re.IGNORECASE)),
     ("chapter", re.compile(r"(?:\b(?:the|this|that)|['’]s|s['’])\s+(?:chapter|unit|lesson)\s+(?:on|about|covering|called|"
                            r"titled|named|that covers|dealing with)\s+(?P<topic>.+?)" + _TOPIC_END, re.IGNORECASE)),
     ("section", re.compile(r"(?:\b(?:the|this|that)|['’]s|s['’])\s+(?:section|part|subsection)\s+(?:on|about|covering|called|"

@@ -116,6 +116,10 @@ def test_a_questions_language_is_the_language_of_its_grammar(language, question)
     ("What does appendix B say about hash tables?", "appendix", "B", None, ""),
     ("Think Python 附录 B 说列表的 append 是什么复杂度？", "appendix", "B", None, ""),
     ("附录二讲了什么", "appendix", "2", None, ""),
+    ("“有关 Windows 平台的说明”那一章说了些啥？", "chapter", None, None, "有关 Windows 平台的说明"),
+    ("「Windows 权限」这一节讲了什么", "section", None, None, "Windows 权限"),
+    ('what does the "Configuration notes" chapter say?', "chapter", None, None, "Configuration notes"),
+    ('summarize the section called "Shutdown design"', "section", None, None, "Shutdown design"),
 ])
 def test_the_scope_a_question_names(question, unit, number, pages, topic):
     scope = read_scope(question)
@@ -290,6 +294,21 @@ def test_the_kind_is_read_without_the_chapters_own_title():
     # a numbered chapter asked for its content is summarized; asked what its notation means, explained
     assert plan_question("第五章讲的是什么内容", outlines, names, {"llm": "zh"}, []).summarizes
     assert plan_question("第五章里 y ~ x - 1 是啥意思？", outlines, names, {"llm": "zh"}, []).kind == "explain"
+
+
+def test_a_chapter_named_by_its_title_in_quotes_is_summarized_unless_something_else_is_asked_of_it():
+    """A chapter called by its whole title in quotes ("“有关 Windows 平台的说明”那一章", once read as a chapter on
+    "说明" and resolved to "10 翻译说明"): asked what it says, it is summarized; asked something of its own, that is
+    answered there."""
+    from rag.plan import plan_question
+    win = _chunks("tl", [(["6 有关 Windows 平台的说明", "6.1 针对 Windows 的特征"], 1),
+                         (["6 有关 Windows 平台的说明", "6.5 Windows 权限"], 2), (["7 Web2C 用户指南"], 3),
+                         (["10 翻译说明"], 4)])
+    outlines, names = {"tl": build_outline("tl", win)}, {"tl": "texlive.pdf"}
+    plan = plan_question("“有关 Windows 平台的说明”那一章说了些啥？", outlines, names, {"tl": "zh"}, [])
+    assert plan.summarizes and plan.scope.node.title == "6 有关 Windows 平台的说明"
+    asked = plan_question("“有关 Windows 平台的说明”那一章里怎么给所有用户安装？", outlines, names, {"tl": "zh"}, [])
+    assert asked.kind == "howto" and asked.scope.node.title == "6 有关 Windows 平台的说明"
 
 
 @pytest.mark.parametrize("question, kind", [
