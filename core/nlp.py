@@ -68,3 +68,14 @@ def skeletons(questions: list[str]) -> list[str]:
                 words.append(token.text)
         out[i] = " ".join(words)
     return out
+
+
+def has_verb(text: str) -> bool:
+    """Whether a text states something, by having a verb: "References: man pages: upsdrvctl(8), upsdrvsvcctl(8)"
+    or "图 3.2 列表和元组的栈图" names things without saying anything of them. English through spaCy's tagger
+    (a VB* tag), Chinese through jieba's POS tags (v, vd, vn, …)."""
+    if detect_language(text) == "zh":
+        import jieba.posseg as pseg
+        _jieba_module()
+        return any(flag.startswith("v") for _, flag in pseg.lcut(text))
+    return any(tag.startswith("VB") for _, tag in english_tags(text))

@@ -26,7 +26,7 @@ from rag.injection import is_instruction
 from rag.rows import as_markdown as rows_as_markdown
 from rag.support import check as support_check
 from rag.types import CITATION_MARK, Answer, Citation, SearchHit
-from rag.worked import Worked, grow_quote, introduction, worked_example
+from rag.worked import Worked, antecedent, grow_quote, introduction, worked_example
 
 MAX_SHORT_ANSWER_CHARS = 320
 QUOTE_MAX_CHARS = 200             # a supporting quote; the whole sentence is in its source's passage
@@ -446,7 +446,8 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
             if (cid, ev.unit.start) in worked_shown:      # inside an example already shown
                 continue
             worked = worked_example(ev, worked_chars if i == 0 else worked_chars // 2, mark, lead_bold=i == 0,
-                                    code_only=i > 0, shown=worked_shown, from_opening=from_opening and i == 0)
+                                    code_only=i > 0, shown=worked_shown, from_opening=from_opening and i == 0,
+                                    from_antecedent=i == 0)
             # a supporting quote grows only into code, or into the next sentence when that names the rest of what
             # is asked ("OL means … line power." then "If it says something else (like OB — on battery, …)")
             rest = _names_the_rest(question, ev, QUOTE_MAX_CHARS) if i and worked.quote == ev.unit.text else ""
@@ -458,13 +459,15 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
         more = _continuation(ev, lead_sentences, budget // 2) if i == 0 and lead_sentences else \
             _goes_on(ev, QUOTE_MAX_CHARS // 2) or _names_the_rest(question, ev, QUOTE_MAX_CHARS)
         intro = _introduction(ev) if i == 0 else ""
-        if more or intro:   # the quote a citation highlights is all the answer shows of it
+        earlier = getattr(antecedent(ev), "text", "") if i == 0 and not intro else ""
+        if more or intro or earlier:   # the quote a citation highlights is all the answer shows of it
             cited = citations[numbers[place] - 1]
-            cited.quote = " ".join(x for x in (intro, cited.quote, more) if x)
+            cited.quote = " ".join(x for x in (intro or earlier, cited.quote, more) if x)
         if intro:
             lines.append(f"{intro} {mark}\n\n{shown}")
         elif i == 0 and "```" not in shown and ev.unit.kind != "table":
-            lines.append(f"**{shown}** {more} {mark}" if more else f"**{shown}** {mark}")
+            lead = f"**{shown}** {more} {mark}" if more else f"**{shown}** {mark}"
+            lines.append(f"{earlier} {lead}" if earlier else lead)
         elif i == 0 and ev.unit.kind == "sentence":
             head, _, rest = shown.partition("\n")
             lines.append(f"**{head}** {mark}\n{rest}")

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from core.nlp import has_verb
 from rag.answer import citation_for, citation_place, widen_citation
 from rag.evidence import Evidence, units_after, units_before
 from rag.summary import Digest, KeySentence
 from rag.types import Answer, Citation, SearchHit
-from rag.worked import grow_quote, opens_with, worked_example
+from rag.worked import antecedent, grow_quote, opens_with, worked_example
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,10 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
     used_units: set[tuple[str, int]] = set()
     if both:
         ev = both[0]
-        lines.append(f"**{ev.unit.text}** {cites.mark(ev.hit, ev.unit.text, ev.score)}")
+        # "This solution also adds the upsdrvsvcctl script …" comes after the sentence it points back at
+        earlier = antecedent(ev)
+        quote = f"{earlier.text} {ev.unit.text}" if earlier else ev.unit.text
+        lines.append(f"{earlier.text + ' ' if earlier else ''}**{ev.unit.text}** {cites.mark(ev.hit, quote, ev.score)}")
         used.add(ev.unit.text)
         used_units.add((ev.hit.chunk.chunk_id, ev.unit.start))
     found = 0
@@ -167,7 +171,12 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
         if shared is not None:
             shared.append(name)
             continue
-        chosen = [ev for ev in evidence if ev.unit.text not in used][:1]
+        # a line without a verb that does not open with the side's name points elsewhere ("References: man pages:
+        # nutupsdrv(8), upsdrvctl(8)"): a side's passage states something of it, or is its entry ("tuple: an
+        # immutable sequence")
+        unused = [ev for ev in evidence if ev.unit.text not in used]
+        chosen = [next((ev for ev in unused if opens_with(ev.unit.text, (name,)) or has_verb(ev.unit.text)),
+                       unused[0])] if unused else []
         if chosen:
             used.add(chosen[0].unit.text)
             picked.append(([name], chosen[0]))

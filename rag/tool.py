@@ -22,6 +22,7 @@ from typing import NamedTuple
 from core.embeddings import get_embedder, get_multilingual_embedder
 from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError, Notice
 from core.llm import get_judge, get_llm
+from core.nlp import has_verb
 from core.registry import ProcessRegistry
 from core.settings import Settings, get_settings
 from core.text import (clean_document_name, could_be_a_slip, detect_language, other_language_words, search_tokens,
@@ -857,9 +858,10 @@ class RAGTool:
         # for an English question on "algorithm" and "model")
         names = [(side, translated[k]) if translated else (side,) for k, side in enumerate(plan.sides)]
         # a unit that ends by introducing what follows ("TEXMF = {$TEXMFVAR,$TEXMFHOME,!!$TEXMFLOCAL} 比如我们可以用它来设置
-        # TEX 的输入路径：") sets nothing side by side on its own, nor does the manual's history of itself
+        # TEX 的输入路径：") sets nothing side by side on its own, nor does a line without a verb ("References: man pages:
+        # upsdrvctl(8), upsdrvsvcctl(8)") or the manual's history of itself
         naming_all = [e for e in evidence if all(any(_mentions(e.unit.text, n) for n in side) for side in names)
-                      and not e.unit.text.rstrip().endswith((":", "："))]
+                      and not e.unit.text.rstrip().endswith((":", "：")) and has_verb(e.unit.text)]
         paths = unit_heading_paths([(e.n, e.hit, e.unit) for e in naming_all])     # of these few units only
         naming_all = [e for e in naming_all if not off_in_history(paths[(id(e.hit), e.unit.start)], plan.question)]
         return SideEvidence(tuple(out), naming_all)

@@ -289,9 +289,37 @@ def example_opening(ev: Evidence) -> list[Unit]:
     return []
 
 
+# Words that open a sentence by pointing back at the one before it ("This program was created separately so …",
+# "所以…"): as an answer's first sentence it says nothing without that one. Data, tested in test_worked.
+REFERRING_OPENERS_EN = ("this", "these", "that", "those", "it", "its", "they", "their", "such", "thus", "hence",
+                        "so", "therefore", "here")
+REFERRING_OPENERS_ZH = ("这", "那", "它", "其", "该", "此", "因此", "所以")
+_REFERS_BACK = re.compile(r"^(?:(?:" + "|".join(REFERRING_OPENERS_EN) + r")\b|" + "|".join(REFERRING_OPENERS_ZH) + ")",
+                          re.IGNORECASE)
+ANTECEDENT_MAX_CHARS = 400
+_STARTS_MIDWAY = re.compile(r"^[a-z，、；：,;:)）]")
+
+
+def antecedent(ev: Evidence) -> Unit | None:
+    """The sentence right before a sentence that opens by pointing back at it, in the same section: "The outboard
+    design … was intended to reduce the load on the average system." before "This program was created separately
+    so …". None when the sentence stands on its own, or what precedes it is not a sentence to show (code, a
+    question, a list's introduction, an exercise, an instruction to the reader, a heading between)."""
+    if ev.unit.kind != "sentence" or not _REFERS_BACK.match(ev.unit.text.lstrip(" *•-")):
+        return None
+    before = units_before(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)[-1:]
+    # a chunk may begin mid-sentence ("define further local dependencies …"): a piece is no sentence to show
+    if not before or before[0].kind != "sentence" or len(before[0].text) > ANTECEDENT_MAX_CHARS or \
+            _STARTS_MIDWAY.match(before[0].text) or \
+            before[0].text.rstrip().endswith(("?", "？", ":", "：")) or is_instruction(before[0].text) or \
+            is_exercise(before[0].text):
+        return None
+    return before[0]
+
+
 def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = True, code_only: bool = False,
                    shown: set[tuple[str, int]] | None = None, from_opening: bool = False,
-                   others: tuple[str, ...] = ()) -> Worked:
+                   others: tuple[str, ...] = (), from_antecedent: bool = False) -> Worked:
     """The unit with what follows it in its section — sentences and code blocks whole — until about `limit`
     characters are shown (past it only to reach the example's first code, up to twice it; a code block begun
     inside the limit is shown whole); a code unit with the sentence introducing it above, a sentence with the
@@ -300,13 +328,17 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     answer already shows: a unit there ends the example, and the units shown here are added to it.
     `from_opening`: a sentence inside a worked example is shown from where the example begins (`example_opening`).
     `others`: the other things a comparison names; a unit opening with one of them is about it and ends this one
-    ("TEXMFLOCAL 系统管理员用来…" goes on no further than "TEXMFHOME 给用户存放…")."""
+    ("TEXMFLOCAL 系统管理员用来…" goes on no further than "TEXMFHOME 给用户存放…"). `from_antecedent`: a sentence
+    opening by pointing back ("This program was created separately so …") is shown after the one it points at."""
     shown = set() if shown is None else shown
     cid = ev.hit.chunk.chunk_id
     intro = introduction(ev)
     before = [*_code_before(ev), intro, *_list_before(ev)]
     if from_opening and not any(before):
         before = example_opening(ev)
+    pointed_at = antecedent(ev) if from_antecedent and not any(before) else None
+    if pointed_at is not None:      # shown first, the unit that answers still in bold
+        before = [pointed_at]
     units = [u for u in before if u and (cid, u.start) not in shown] + [ev.unit]
     head = len(units)
     used = sum(len(u.text) for u in units)
@@ -334,7 +366,8 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     if code_only and not announces and not any(u.kind == "code" for u in units[head:]):
         units = units[:head]
     shown.update((cid, u.start) for u in units)
-    return Worked(_markdown(units, mark, lead_bold), " ".join(u.text for u in units))
+    return Worked(_markdown(units, mark, lead_bold, bold_at=1 if pointed_at in units else 0),
+                  " ".join(u.text for u in units))
 
 
 def opens_with(text: str, names: tuple[str, ...]) -> bool:
@@ -359,9 +392,9 @@ def _code_joined(units: list[Unit], text: str) -> list[Unit]:
 _LIST_MARKER = re.compile(r"^\s*(?:[•\-*·]|\d{1,3}[.)、]|[a-z][.)])\s*")
 
 
-def _markdown(units: list[Unit], mark: str, lead_bold: bool) -> str:
-    """Sentences run together as prose, code fenced, table rows one a line; the first sentence in bold and the
-    citation mark after the first prose (never after a closing fence, which would then not close)."""
+def _markdown(units: list[Unit], mark: str, lead_bold: bool, bold_at: int = 0) -> str:
+    """Sentences run together as prose, code fenced, table rows one a line; the first sentence (the one at `bold_at`)
+    in bold and the citation mark after the first prose (never after a closing fence, which would then not close)."""
     blocks: list[str] = []
     prose: list[str] = []
 
@@ -386,7 +419,7 @@ def _markdown(units: list[Unit], mark: str, lead_bold: bool) -> str:
             continue
         end_list()
         if unit.kind == "sentence":
-            prose.append(f"**{unit.text}**" if i == 0 and lead_bold else unit.text)
+            prose.append(f"**{unit.text}**" if i == bold_at and lead_bold else unit.text)
             continue
         end_prose()
         blocks.append(f"```\n{unit.text}\n```" if unit.kind == "code" else rows_as_markdown(unit.text))

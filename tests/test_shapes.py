@@ -204,6 +204,8 @@ The primary and secondary roles are written in the monitor's configuration file 
 MONITOR battery@host 1 user secret primary
 ```
 
+References: man pages: monitor(8), monitor.conf(5), primary and secondary roles(7)
+
 ### 2.1.1 Primary
 
 The monitored battery may power this computer, but more importantly this computer can manage the battery: it shuts
@@ -252,7 +254,8 @@ def test_a_comparison_side_titling_a_section_is_what_that_section_opens_with(tmp
     assert answer.kind == "compare" and not answer.refused
     primary, secondary = answer.text.split("**primary**:")[1].split("**secondary**:")
     assert "this computer can manage the battery" in primary, answer.text
-    # what names both sides but only introduces a configuration line, or tells the manual's own history, leads nothing
+    # what names both sides but only introduces a configuration line, points to other pages without a verb, or tells
+    # the manual's own history, leads nothing
     assert "**primary**:" in answer.text.split("\n\n")[0], answer.text
     assert "cannot manage the battery directly" in secondary and "multiple computers" in secondary, answer.text
     _, answer = ask(tool, "主机和从机有啥区别？我该选哪个")
@@ -977,3 +980,16 @@ def test_a_side_takes_the_books_entry_for_it_before_its_sentence_or_after_anothe
     assert parts["pdfTeX"].startswith("pdfTEX 在 ε-TEX 扩展的基础上构建"), answer.text
     assert parts["XeTeX"].startswith("XeTEX 通过第三方库"), answer.text
     assert "XeTEX" not in parts["LuaTeX"] and "LuaTEX" not in parts["pdfTeX"], answer.text
+
+
+@pytest.mark.parametrize("text, states", [
+    ("References: man pages: nutupsdrv(8), upsdrvctl(8), upsdrvsvcctl(8)", False),
+    ("Figure 3.2: Stack diagram of lists and tuples", False),
+    ("图 3.2 列表和元组的栈图", False),
+    ("To start and stop drivers, use upsdrvctl or upsdrvsvcctl.", True),
+    ("Lists are mutable, tuples are not.", True),
+    ("列表是可变的，而元组是不可变的。", True),
+])
+def test_a_line_states_something_when_it_has_a_verb(text, states):
+    from core.nlp import has_verb
+    assert has_verb(text) is states

@@ -437,3 +437,35 @@ def test_a_list_marker_left_without_its_item_is_not_shown():
              Unit(21, 23, "sentence", "3."), Unit(24, 40, "sentence", "The primary sets FSD.")]
     shown = _markdown(units, "[1]", lead_bold=True)
     assert "3." not in shown and "• battery.charge" in shown and "The primary sets FSD." in shown, shown
+
+
+def test_a_lead_pointing_back_is_shown_after_the_sentence_it_points_at():
+    """"This program was created separately so …" says nothing without the sentence before it; as an answer's lead
+    (an explanation's worked path, and a lookup's plain one) it comes after that sentence. A lead that stands on its
+    own, or one after a question or a heading, is shown alone; in Chinese the same ("所以…")."""
+    from rag.answer import extractive_answer
+    from rag.evidence import Evidence, split_units
+    from rag.worked import REFERRING_OPENERS_EN, REFERRING_OPENERS_ZH, antecedent
+    hit = section_hit("c1", "Most people never need to shut down early, since the usual low-battery test is enough. "
+                            "This program was created separately so those people don't spend memory on it. "
+                            "It comes and goes from the process list.", heading="The timer helper")
+    units = split_units(hit.chunk.text)
+    lead = next(u for u in units if u.text.startswith("This program"))
+    for kind in ({"worked_chars": 600}, {}):
+        answer = extractive_answer("why is the timer helper a separate program?",
+                                   [Evidence(1, hit, lead, 0.9, 0.9, None)], **kind)
+        assert answer.text.index("Most people never need") < answer.text.index("This program was created"), answer.text
+        assert answer.text.count("**") == 2 and "**This program was created" in answer.text, answer.text
+        assert "Most people never need" in answer.citations[0].quote
+    standing = next(u for u in units if u.text.startswith("Most people"))
+    assert antecedent(Evidence(1, hit, standing, 0.9, 0.9, None)) is None
+    asked = section_hit("c2", "Why a separate program? This program was created separately to save memory.",
+                        heading="Timers")
+    pointing = next(u for u in split_units(asked.chunk.text) if u.text.startswith("This program"))
+    assert antecedent(Evidence(1, asked, pointing, 0.9, 0.9, None)) is None
+    headed = section_hit("c3", "## Timers\n\nThis program was created separately to save memory.", heading="Timers")
+    assert antecedent(Evidence(1, headed, split_units(headed.chunk.text)[-1], 0.9, 0.9, None)) is None
+    zh = section_hit("c4", "大多数人只需要在电量低时关机。所以这个程序被单独做成一个，不需要的人不必为它花内存。", heading="定时器")
+    zh_lead = next(u for u in split_units(zh.chunk.text) if u.text.startswith("所以"))
+    assert antecedent(Evidence(1, zh, zh_lead, 0.9, 0.9, None)).text.startswith("大多数人")
+    assert {"this", "it", "therefore"} <= set(REFERRING_OPENERS_EN) and {"这", "所以"} <= set(REFERRING_OPENERS_ZH)
