@@ -513,31 +513,37 @@ def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, budget: in
     # code exactly (a small model's own code block is often a garbled copy: "fibonacci n 4 fibonacci n 3 …")
     worked = (evidence[0].hit.chunk.chunk_id, evidence[0].unit.start) \
         if worked_chars and not _copies_code(answer.text, evidence[0], worked_chars) else None
+    more: dict[int, str] = {}     # what a quote goes on with ("它的功能包括：" and the list), by its place in quotes
     for ev in answering_units(evidence):
         if (ev.hit.chunk.chunk_id, ev.unit.start) == worked:
             quotes.append(ev)
             continue
-        if _already_said(ev.unit.text, said):
+        # a quote the answer said only the start of is still shown: "tlmgr 都能干些啥" was answered with three of the
+        # five things its list names, and the quote holding all five was left out as said
+        goes_on = _goes_on(ev, QUOTE_MAX_CHARS // 2)
+        if _already_said(f"{_with_example(ev, QUOTE_MAX_CHARS)} {goes_on}", said):
             continue
-        size = len(_shown(ev.unit, QUOTE_MAX_CHARS))
+        size = len(_shown(ev.unit, QUOTE_MAX_CHARS)) + len(goes_on)
         if used + size > budget:
             continue          # too long for what is left (a code block, a table): a shorter one may still fit
         used += size
+        more[len(quotes)] = goes_on
         quotes.append(ev)
     added = ""
-    for ev in quotes:
+    for k, ev in enumerate(quotes):
+        quoted = f"{ev.unit.text} {more[k]}" if more.get(k) else ev.unit.text
         cited = next((c for c in answer.citations if c.chunk_id == ev.hit.chunk.chunk_id), None)
         if cited is None:
-            cited = citation_for(len(answer.citations) + 1, ev.hit, quote=ev.unit.text, support=ev.score)
+            cited = citation_for(len(answer.citations) + 1, ev.hit, quote=quoted, support=ev.score)
             answer.citations.append(cited)
         elif ev.unit.text not in cited.quote:
-            cited.quote += " … " + ev.unit.text
+            cited.quote += " … " + quoted
         if (ev.hit.chunk.chunk_id, ev.unit.start) == worked:
             shown = worked_example(ev, worked_chars, f"[{cited.n}]", lead_bold=False)
             cited.quote = shown.quote if cited.quote == ev.unit.text else f"{cited.quote} … {shown.quote}"
             added += "\n\n" + shown.markdown
         else:
-            added += "\n\n" + _quote(ev, f"[{cited.n}]")
+            added += "\n\n" + _quote(ev, f"[{cited.n}]", more.get(k, ""))
     answer.text += added
     return added
 

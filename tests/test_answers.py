@@ -616,6 +616,29 @@ def test_a_short_composed_answer_still_gets_the_sentence_it_came_from():
     assert add_supporting_quote(whole, evidence) == "" and whole.text.count("大连实德") == 1
 
 
+def test_a_composed_answer_naming_part_of_a_list_is_followed_by_the_whole_list():
+    """"tlmgr 都能干些啥": the model said the sentence and three of the five things the next one lists; the quote is
+    still shown, with the list whole. An answer that says all five gets no quote."""
+    from rag.answer import add_supporting_quote, citation_for
+    from rag.evidence import Evidence, split_units
+    from rag.types import Chunk, SearchHit
+    items = ["列出方案，集合和安装包；", "安装、升级、备份、恢复软件包；", "查找和列出软件包以及它们的描述；",
+             "列出、添加和删除不同平台的可执行文件；", "改变安装选项，比如纸张大小和源文件位置。"]
+    text = "TeX Live 包含一个叫 tlmgr 的程序，它可以用来管理安装后的系统。它的功能包括：\n" + "\n".join(f"• {i}" for i in items)
+    chunk = Chunk(doc_id="d", chunk_id="c1", ordinal=1, text=text, heading_path=["tlmgr"], page_start=3,
+                  page_end=3, char_start=0, char_end=len(text), token_count=80)
+    hit = SearchHit(chunk=chunk, doc_name="d.pdf", doc_title="d", score=1.0, rank=1)
+    evidence = [Evidence(1, hit, split_units(text)[0], 1.0, 1.0, None)]
+    said = "TeX Live 包含一个叫 tlmgr 的程序，它可以用来管理安装后的系统。它的功能包括：" + "".join(items[:3])
+    partial = Answer(question="tlmgr 都能干些啥？", text=f"{said} [1]", citations=[citation_for(1, hit)], mode="llm")
+    added = add_supporting_quote(partial, evidence)
+    assert "纸张大小" in added and "不同平台的可执行文件" in added, added
+    assert "纸张大小" in partial.citations[0].quote
+    whole = Answer(question="tlmgr 都能干些啥？", text=f"{said}{''.join(items[3:])} [1]", citations=[citation_for(1, hit)],
+                   mode="llm")
+    assert add_supporting_quote(whole, evidence) == ""
+
+
 def test_the_books_answer_follows_a_models_opening_with_its_citations_numbered_on():
     """Under a model's short opening, the answer in the question's shape from the book's words: its citations
     numbered after the model's (the same chunk keeps its number), code left as written (t[1] is not a
