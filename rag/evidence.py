@@ -482,12 +482,15 @@ def coverage(question_terms: set[str], unit_terms: set[str], weights: dict[str, 
 
 # "what is X", and what a thing does: "explain what upsd actually does", "what does the driver do", "X 是干嘛用的"
 _ASKS_DEFINITION = re.compile(
-    r"^\s*(what\s+(is|are|does .+ mean)|define|explain what|meaning of)\b"
+    # after a polite opening ("can someone explain what a dummy index is", "pls define …")
+    r"^\s*(?:(?:(?:can|could|would|will)\s+(?:you|someone|somebody|anyone|anybody)|pls|plz|please)\s+)?"
+    r"(what\s+(is|are|does .+ mean)|define|explain what|meaning of)\b"
     # "what X (actually) does": X no pronoun, the clause ending there ("what example does the book use" asks no such)
     r"|\bwhat\s+(?:does\s+)?(?!(?:it|you|i|we|they|this|that|he|she|does|do)\b)[\w.\-]+(?:\s+\w+)?\s+"
     r"(?:actually\s+|really\s+)?(?:does|do)(?=\s*(?:[?？.!,;]|$|\b(?:with|for|in|when|exactly)\b))"
     r"|什么是|是什么|指什么|含义|定义|是干(?:嘛|什么|啥)的|干(?:嘛|什么|啥)用的|有什么用|有啥用|起什么作用", re.IGNORECASE)
-_DEFINES = re.compile(r"\b(is|are) (a|an|the|one of|called|used|defined|responsible for)\b|\bmeans?\b|\brefers? to\b|"
+_DEFINES = re.compile(r"\b(is|are) (a|an|the|one of|called|used|defined|responsible for)\b|\bmeans?\b(?!\s+of\b)|"
+                      r"\brefers? to\b|"
                       r"\bis called\b|\bdefined as\b|是一种|是指|称为|定义为|负责", re.IGNORECASE)
 # Forms that name what they define after them ("… is called a variable", "…的误差称为训练误差"); the others name it
 # before ("A value is one of …")
@@ -797,7 +800,9 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
                                                                           hit.chunk.text]))), weights)
                       for _, hit, _ in candidates}
     asks_definition = bool(_ASKS_DEFINITION.search(question))
-    subject_terms = {t for t in search_tokens(question) if not _ZH_QUESTION_WORDS.fullmatch(t)}
+    # what the question is about, not how it asks ("someone", "explain": "… is best explained by some examples")
+    subject_terms = {t for t in search_tokens(question) if not _ZH_QUESTION_WORDS.fullmatch(t)
+                     and t not in QUESTION_PHRASING}
     listed = glossed_often([unit.text for _, _, unit in candidates], subject_terms) if asks_definition else frozenset()
     question_tokens = [t for t in bm25_tokens(question) if t not in STOPWORDS]
     paths = unit_heading_paths(candidates)

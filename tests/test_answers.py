@@ -330,6 +330,10 @@ def test_a_definition_defines_the_term_it_names_as_its_subject():
     assert not defines("欠拟合是指学习器对训练样本的一般性质尚未学好。", {"过拟合"})
     # what a program is responsible for is what it does
     assert defines("upsd is responsible for passing data from the drivers to the client programs.", {"upsd"})
+    # "by means of" is a way, not a meaning: "The indexing mechanism implemented by means of indexing expressions …"
+    assert not defines("The indexing mechanism implemented by means of indexing expressions is best explained by "
+                       "some examples.", {"dummy", "index"})
+    assert defines("A dummy index means an auxiliary model object.", {"dummy", "index"})
 
 
 @pytest.mark.parametrize("question, asks", [
@@ -337,6 +341,8 @@ def test_a_definition_defines_the_term_it_names_as_its_subject():
     ("Kpathsea 的那个 ls-R 文件名数据库到底是干嘛用的？", True), ("What is a tuple?", True),
     ("What does it do when the list is empty?", False), ("What do you do next?", False),
     ("What example does the book use to explain tuple assignment?", False),
+    ("can someone explain what a dummy index is? do i have to declare it", True), ("pls define a dummy index", True),
+    ("can you show me the example?", False),
 ])
 def test_asking_what_a_thing_does_asks_for_its_definition(question, asks):
     from rag.evidence import _ASKS_DEFINITION
