@@ -292,8 +292,10 @@ def example_opening(ev: Evidence) -> list[Unit]:
 # Words that open a sentence by pointing back at the one before it ("This program was created separately so …",
 # "所以…"): as an answer's first sentence it says nothing without that one. Data, tested in test_worked.
 REFERRING_OPENERS_EN = ("this", "these", "that", "those", "it", "its", "they", "their", "such", "thus", "hence",
-                        "so", "therefore", "here")
-REFERRING_OPENERS_ZH = ("这", "那", "它", "其", "该", "此", "因此", "所以")
+                        "so", "therefore", "here", "however", "otherwise", "likewise", "similarly", "the latter",
+                        "the former", "for the latter reason", "for the former reason", "as a result", "in this case",
+                        "in that case", "because of this")
+REFERRING_OPENERS_ZH = ("这", "那", "它", "其", "该", "此", "因此", "所以", "但是", "然而", "否则", "同样")
 _REFERS_BACK = re.compile(r"^(?:(?:" + "|".join(REFERRING_OPENERS_EN) + r")\b|" + "|".join(REFERRING_OPENERS_ZH) + ")",
                           re.IGNORECASE)
 ANTECEDENT_MAX_CHARS = 400

@@ -469,3 +469,8 @@ def test_a_lead_pointing_back_is_shown_after_the_sentence_it_points_at():
     zh_lead = next(u for u in split_units(zh.chunk.text) if u.text.startswith("所以"))
     assert antecedent(Evidence(1, zh, zh_lead, 0.9, 0.9, None)).text.startswith("大多数人")
     assert {"this", "it", "therefore"} <= set(REFERRING_OPENERS_EN) and {"这", "所以"} <= set(REFERRING_OPENERS_ZH)
+    reason = section_hit("c5", "However, it is often more practical to keep the model apart from its data. For the latter "
+                               "reason the model description is divided into a model section and a data section.",
+                         heading="Model data")
+    divided = next(u for u in split_units(reason.chunk.text) if u.text.startswith("For the latter"))
+    assert antecedent(Evidence(1, reason, divided, 0.9, 0.9, None)).text.startswith("However, it is often")
