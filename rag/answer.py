@@ -447,7 +447,7 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
                 continue
             worked = worked_example(ev, worked_chars if i == 0 else worked_chars // 2, mark, lead_bold=i == 0,
                                     code_only=i > 0, shown=worked_shown, from_opening=from_opening and i == 0,
-                                    from_antecedent=i == 0)
+                                    lead_context=i == 0)
             # a supporting quote grows only into code, or into the next sentence when that names the rest of what
             # is asked ("OL means … line power." then "If it says something else (like OB — on battery, …)")
             rest = _names_the_rest(question, ev, QUOTE_MAX_CHARS) if i and worked.quote == ev.unit.text else ""

@@ -289,6 +289,34 @@ def example_opening(ev: Evidence) -> list[Unit]:
     return []
 
 
+# A sentence that is a later step of steps ("You can finally test a forced shutdown …", "最后，…"), and one that begins
+# them ("The first step is to see how upsdrvctl will behave …", "首先，…"). Data, tested in test_worked.
+LATER_STEP_WORDS = ("finally", "lastly", "after that", "afterwards", "the next step", "the last step", "the second step",
+                    "最后", "然后", "接着", "第二步", "下一步")
+FIRST_STEP_WORDS = ("the first step", "first,", "first of all", "to begin", "start by", "首先", "第一步")
+_LATER_STEP = re.compile(r"(?:\b|^)(?:" + "|".join(map(re.escape, LATER_STEP_WORDS)) + ")", re.IGNORECASE)
+_FIRST_STEP = re.compile(r"(?:\b|^)(?:" + "|".join(map(re.escape, FIRST_STEP_WORDS)) + ")", re.IGNORECASE)
+STEPS_REACH_CHARS = 900       # how far back in its section a later step may look for the first
+
+
+def steps_opening(ev: Evidence) -> list[Unit]:
+    """For a sentence that is a later step ("You can finally test a forced shutdown sequence using:"), the units from
+    the one beginning the steps ("The first step is to see how upsdrvctl will behave …", its command and what it
+    shows) up to it; none when no such sentence is near before it in its section."""
+    if ev.unit.kind != "sentence" or not _LATER_STEP.search(ev.unit.text) or _FIRST_STEP.search(ev.unit.text):
+        return []
+    before = units_before(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)
+    reach = 0
+    for k in range(len(before) - 1, -1, -1):
+        unit = before[k]
+        reach += len(unit.text)
+        if is_instruction(unit.text) or is_exercise(unit.text) or reach > STEPS_REACH_CHARS:
+            return []
+        if unit.kind == "sentence" and _FIRST_STEP.search(unit.text):
+            return before[k:]
+    return []
+
+
 # Words that open a sentence by pointing back at the one before it ("This program was created separately so …",
 # "所以…"): as an answer's first sentence it says nothing without that one. Data, tested in test_worked.
 REFERRING_OPENERS_EN = ("this", "these", "that", "those", "it", "its", "they", "their", "such", "thus", "hence",
@@ -321,7 +349,7 @@ def antecedent(ev: Evidence) -> Unit | None:
 
 def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = True, code_only: bool = False,
                    shown: set[tuple[str, int]] | None = None, from_opening: bool = False,
-                   others: tuple[str, ...] = (), from_antecedent: bool = False) -> Worked:
+                   others: tuple[str, ...] = (), lead_context: bool = False) -> Worked:
     """The unit with what follows it in its section — sentences and code blocks whole — until about `limit`
     characters are shown (past it only to reach the example's first code, up to twice it; a code block begun
     inside the limit is shown whole); a code unit with the sentence introducing it above, a sentence with the
@@ -330,15 +358,20 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     answer already shows: a unit there ends the example, and the units shown here are added to it.
     `from_opening`: a sentence inside a worked example is shown from where the example begins (`example_opening`).
     `others`: the other things a comparison names; a unit opening with one of them is about it and ends this one
-    ("TEXMFLOCAL 系统管理员用来…" goes on no further than "TEXMFHOME 给用户存放…"). `from_antecedent`: a sentence
-    opening by pointing back ("This program was created separately so …") is shown after the one it points at."""
+    ("TEXMFLOCAL 系统管理员用来…" goes on no further than "TEXMFHOME 给用户存放…"). `lead_context`: the answer's lead
+    is shown with what it needs before it: from the first of the steps it is a later one of ("You can finally test …"
+    after "The first step is …"), or after the sentence it points back at ("This program was created separately so
+    …")."""
     shown = set() if shown is None else shown
     cid = ev.hit.chunk.chunk_id
     intro = introduction(ev)
     before = [*_code_before(ev), intro, *_list_before(ev)]
     if from_opening and not any(before):
         before = example_opening(ev)
-    pointed_at = antecedent(ev) if from_antecedent and not any(before) else None
+    steps = steps_opening(ev) if lead_context and not any(before) else []
+    if steps:
+        before = steps
+    pointed_at = antecedent(ev) if lead_context and not any(before) else None
     if pointed_at is not None:      # shown first, the unit that answers still in bold
         before = [pointed_at]
     units = [u for u in before if u and (cid, u.start) not in shown] + [ev.unit]
@@ -368,7 +401,8 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     if code_only and not announces and not any(u.kind == "code" for u in units[head:]):
         units = units[:head]
     shown.update((cid, u.start) for u in units)
-    return Worked(_markdown(units, mark, lead_bold, bold_at=1 if pointed_at in units else 0),
+    # what comes before the lead for its context leaves the lead in bold
+    return Worked(_markdown(units, mark, lead_bold, bold_at=units.index(ev.unit) if steps or pointed_at else 0),
                   " ".join(u.text for u in units))
 
 

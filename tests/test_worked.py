@@ -474,3 +474,34 @@ def test_a_lead_pointing_back_is_shown_after_the_sentence_it_points_at():
                          heading="Model data")
     divided = next(u for u in split_units(reason.chunk.text) if u.text.startswith("For the latter"))
     assert antecedent(Evidence(1, reason, divided, 0.9, 0.9, None)).text.startswith("However, it is often")
+
+
+def test_a_later_step_leading_an_answer_is_shown_from_the_first_step():
+    """"You can finally test a forced shutdown using: upsmon -c fsd" matched best; the section's first step (a dry run
+    of the drivers, with its command) comes first, the matched step still in bold. A step with no first step near
+    before it is shown from itself; the same in Chinese."""
+    from rag.answer import extractive_answer
+    from rag.evidence import Evidence, split_units
+    from rag.worked import FIRST_STEP_WORDS, LATER_STEP_WORDS
+    hit = section_hit("c1", "You should test the shutdown sequence before leaving the systems unattended. The first step is "
+                            "to see how the driver tool behaves without turning off the power:\n\n```\ndrvctl -t shutdown\n"
+                            "```\n\nIt displays the sequence without calling the drivers. You can finally test a forced "
+                            "shutdown using:\n\n```\nmonitor -c fsd\n```\n\nThe computer powers off and on again.",
+                      heading="Testing shutdowns")
+    later = next(u for u in split_units(hit.chunk.text) if u.text.startswith("You can finally"))
+    answer = extractive_answer("how do i test the shutdown without killing the power?",
+                               [Evidence(1, hit, later, 0.9, 0.9, None)], worked_chars=900)
+    text = answer.text
+    assert text.index("The first step is") < text.index("drvctl -t shutdown") < text.index("You can finally"), text
+    assert "**You can finally test a forced shutdown using:**" in text and "monitor -c fsd" in text, text
+    alone = section_hit("c2", "Some text about batteries. You can finally test a forced shutdown using a command.",
+                        heading="Notes")
+    unit = next(u for u in split_units(alone.chunk.text) if u.text.startswith("You can finally"))
+    assert extractive_answer("how do i test it?", [Evidence(1, alone, unit, 0.9, 0.9, None)],
+                             worked_chars=900).text.startswith("**You can finally")
+    zh = section_hit("c3", "首先，用 -t 参数查看驱动会怎样关机而不真的断电。它只显示顺序。最后，用 monitor -c fsd 测试一次强制关机。",
+                     heading="测试关机")
+    last = next(u for u in split_units(zh.chunk.text) if u.text.startswith("最后"))
+    zh_answer = extractive_answer("怎么测试关机流程？", [Evidence(1, zh, last, 0.9, 0.9, None)], worked_chars=900)
+    assert zh_answer.text.startswith("首先") and "**最后" in zh_answer.text, zh_answer.text
+    assert "finally" in LATER_STEP_WORDS and "首先" in FIRST_STEP_WORDS
