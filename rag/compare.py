@@ -24,7 +24,7 @@ _MORE_VS = re.compile(r"\s+(?:vs\.?|versus)\s+", re.IGNORECASE)
 MAX_SIDES = 5
 
 # Chinese: the words between the sides and 区别 that belong to neither ("A 和 B 到底有啥区别")
-_ZH_ADVERBS = r"(?:\s*(?:这|那)[几两三四五]?(?:个|种|款|类)[\u4e00-\u9fff]{0,3}?)?(?:之间|到底|究竟|又|都|具体|实际上)*"
+_ZH_ADVERBS = r"(?:\s*(?:这|那)[几两三四五]?(?:个|种|款|类)[\u4e00-\u9fff]{0,3}?)?(?:之间|到底|究竟|又|都|具体|实际上|各自|分别)*"
 # "A、B、C 这几个引擎到底有啥不一样": what the sides are (这几个引擎) belongs to neither
 _ZH_ASK_DIFFERENCE = r"(?:有什么|有啥|有何|有哪些|什么|啥|的|在哪|在哪里|在哪儿|哪里|哪儿)?(?:区别|不同|不一样|差别|差异|异同|优缺点|哪个好|哪个更好|哪个更)"
 
@@ -51,6 +51,12 @@ COMPARISON_PATTERNS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
     # the two named, then a clause asking the difference: "frame 和 picture 老是搞混，区别到底是啥"
     r"(?P<a>[^，。？！：:]+?)(?:和|与|跟)(?P<b>[^，。？！：:]+?)(?:老是|总是|经常|常常|容易|老)?(?:搞混|混淆|分不清|搞不清)[，,]\s*"
     r"(?:它们|两者|二者|这两个)?(?:的)?(?:区别|不同|差别|差异)",
+    # which of them to use: "apt、apt-get 和 aptitude 到底用哪个", "A 和 B 我该选哪个"
+    rf"(?P<a>[^，。？！：:]+?)(?:和|与|跟|还是)(?P<b>[^，。？！：:]+?){_ZH_ADVERBS}(?:我|我们)?(?:该|应该|要)?(?:用|选|挑|选择)"
+    r"哪(?:个|一个|种|一种)(?:好|比较好|更好)?(?=[？?，,。！!]|$)",
+    # what each of them is or does: "PAM 和 NSS 分别是干嘛的" (not a value each has: "分别用哪个端口" is a lookup)
+    r"(?P<a>[^，。？！：:]+?)(?:和|与|跟)(?P<b>[^，。？！：:]+?)(?:各自|分别)(?:是)?(?:干嘛|干什么|干啥|做什么|做啥|"
+    r"什么意思|啥意思|指什么|指啥|有什么用|有啥用|负责什么|负责啥|什么东西|啥东西|起什么作用)",
     r"(?P<a>[^，。？！：:]+?)(?:和|与|跟)(?P<b>[^，。？！：:]+?)是一回事",
     r"(?P<a>[^，。？！：:]+?)(?:和|与|跟)(?P<b>[^，。？！：:]+?)一样吗",
 )]
@@ -114,6 +120,8 @@ _COMPARING_WORD = re.compile(r"^(?:diff|compar|contrast|versus)|^(?:区别|不�
 # finds the book's history of how upsmon "picked up the concepts" rather than what each side is
 CHOOSING_WORDS = frozenset("pick picking choose choosing chose select prefer preferred recommend recommended use using "
                            "go write try better best 选 选择 挑 挑选 用 该用 推荐".split())
+# how the learner feels about the sides ("PAM 和 NSS 分别是干嘛的？老是分不清"): where they are compared, it is not
+CONFUSED_WORDS = frozenset("confused confusing mix mixed 分不清 搞不清 搞混 混淆 老是 总是 晕 干嘛 干啥 啥".split())
 
 
 def side_context(question: str) -> list[str]:
@@ -131,6 +139,7 @@ def side_context(question: str) -> list[str]:
     out: list[str] = []
     for token in search_tokens(rest):
         if token not in named and not _COMPARING_WORD.match(token) and token not in CHOOSING_WORDS and \
+                token not in CONFUSED_WORDS and \
                 token not in out and names_a_topic(token):
             out.append(token)
     return out[:CONTEXT_MAX_WORDS]

@@ -333,6 +333,10 @@ def test_an_explanation_goes_on_after_its_first_sentence(library):
     ("列表和元组到底有啥区别", ("列表", "元组")),
     ("列表和元组究竟有什么不同？", ("列表", "元组")),
     ("胖客户端、瘦客户端、无盘工作站到底有啥区别？晕了", ("胖客户端", "瘦客户端", "无盘工作站")),
+    ("apt、apt-get 和 aptitude 到底用哪个？三者区别在哪", ("apt", "apt-get", "aptitude")),
+    ("列表和元组我该选哪个？", ("列表", "元组")),
+    ("PAM 和 NSS 分别是干嘛的？老是分不清", ("PAM", "NSS")),
+    ("梯度下降和牛顿法各自的优缺点", ("梯度下降", "牛顿法")),
     ("选项1和选项2（全员笔记本）比一比，成本差多少", ("选项1", "选项2")),
     ("difference between print() and return (the keyword)?", ("print()", "return")),
     ("f(x) vs g(x)?", ("f(x)", "g(x)")),
@@ -366,13 +370,18 @@ def test_the_sides_of_a_comparison(question, sides):
     # nothing beside the sides: each is asked alone, as before
     ("What is the difference between a list and a tuple?", []),
     ("胖客户端、瘦客户端、无盘工作站到底有啥区别？晕了", []),
+    # nor how the learner feels about them
+    ("PAM 和 NSS 分别是干嘛的？老是分不清", []),
 ])
 def test_the_words_a_comparison_is_made_in(question, context):
     from rag.compare import side_context
     assert side_context(question) == context
 
 
-@pytest.mark.parametrize("question", ["What is a tuple?", "How do I read a file?", "为什么要用验证集？"])
+@pytest.mark.parametrize("question", ["What is a tuple?", "How do I read a file?", "为什么要用验证集？",
+                                      # a value each has is looked up, not compared
+                                      "https、imaps 和 pop3s 这几个加密服务分别用哪个端口来着",
+                                      "METAPOST 和 PSTrick 默认的长度单位分别是啥？默认线宽又是多少"])
 def test_no_sides_when_nothing_is_compared(question):
     assert comparison_sides(question) is None
 
