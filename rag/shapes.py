@@ -12,6 +12,7 @@ A lookup's model answer is followed only by the quotes it did not say. Every lin
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from core.nlp import has_verb
@@ -171,12 +172,10 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
         if shared is not None:
             shared.append(name)
             continue
-        # a line without a verb that does not open with the side's name points elsewhere ("References: man pages:
-        # nutupsdrv(8), upsdrvctl(8)"): a side's passage states something of it, or is its entry ("tuple: an
-        # immutable sequence")
+        # a label line without a verb that does not open with the side's name points elsewhere ("References: man
+        # pages: nutupsdrv(8), upsdrvctl(8)"); the side's entry ("tuple: an immutable sequence") does not
         unused = [ev for ev in evidence if ev.unit.text not in used]
-        chosen = [next((ev for ev in unused if opens_with(ev.unit.text, (name,)) or has_verb(ev.unit.text)),
-                       unused[0])] if unused else []
+        chosen = [next((ev for ev in unused if not _points_elsewhere(ev.unit.text, name)), unused[0])] if unused else []
         if chosen:
             used.add(chosen[0].unit.text)
             picked.append(([name], chosen[0]))
@@ -206,6 +205,15 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
     if not found and not both:
         return None
     return Answer(question=question, text="\n\n".join(lines), citations=cites.items, mode="extractive")
+
+
+_LABEL = re.compile(r"^[^\W\d][\w ]{0,30}[:：]\s")
+
+
+def _points_elsewhere(text: str, name: str) -> bool:
+    """A label and what it names, without a verb ("References: man pages: upsdrvctl(8)", "See also: …"), unless
+    the label is the side's own name."""
+    return bool(_LABEL.match(text)) and not opens_with(text, (name,)) and not has_verb(text)
 
 
 ENTRY_LOOK_BACK = 3
