@@ -26,7 +26,7 @@ from rag.injection import is_instruction
 from rag.rows import as_markdown as rows_as_markdown
 from rag.support import check as support_check
 from rag.types import CITATION_MARK, Answer, Citation, SearchHit
-from rag.worked import Worked, antecedent, grow_quote, introduction, worked_example
+from rag.worked import Worked, antecedent, grow_quote, introduction, is_pointer_line, worked_example
 
 MAX_SHORT_ANSWER_CHARS = 320
 QUOTE_MAX_CHARS = 200             # a supporting quote; the whole sentence is in its source's passage
@@ -330,7 +330,8 @@ def _continuation(ev: Evidence, sentences: int, limit: int, opening: re.Pattern 
     after = units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)
     for k, unit in enumerate(after[:sentences]):
         if unit.kind != "sentence" or unit.text.rstrip().endswith(("?", "？")) or is_instruction(unit.text) or \
-                is_exercise(unit.text) or sum(len(t) for t in out) + len(unit.text) > limit or \
+                is_exercise(unit.text) or is_pointer_line(unit.text) or \
+                sum(len(t) for t in out) + len(unit.text) > limit or \
                 (opening is not None and not opening.match(unit.text)):
             break
         out.append(unit.text)
@@ -364,7 +365,7 @@ def _names_the_rest(question: str, ev: Evidence, limit: int) -> str:
         return ""
     after = units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)[:1]
     if not after or after[0].kind != "sentence" or len(after[0].text) > limit or \
-            is_instruction(after[0].text) or is_exercise(after[0].text):
+            is_instruction(after[0].text) or is_exercise(after[0].text) or is_pointer_line(after[0].text):
         return ""
     named = missing & _words(after[0].text)
     return after[0].text if len(named) >= min(NAMES_THE_REST_MIN_WORDS, len(missing)) else ""

@@ -317,6 +317,16 @@ def steps_opening(ev: Evidence) -> list[Unit]:
     return []
 
 
+# A line pointing to other pages ("References: upsmon(8), upsmon.conf(5)", "See also: …", "参见：…") ends an
+# explanation: what it names is not read here. Data, tested in test_worked.
+POINTER_LABELS = ("references", "reference", "see also", "further reading", "参见", "参考", "另见", "相关链接")
+_POINTER_LINE = re.compile(r"^\s*(?:" + "|".join(map(re.escape, POINTER_LABELS)) + r")\s*[:：]", re.IGNORECASE)
+
+
+def is_pointer_line(text: str) -> bool:
+    return bool(_POINTER_LINE.match(text))
+
+
 # Words that open a sentence by pointing back at the one before it ("This program was created separately so …",
 # "所以…"): as an answer's first sentence it says nothing without that one. Data, tested in test_worked.
 REFERRING_OPENERS_EN = ("this", "these", "that", "those", "it", "its", "they", "their", "such", "thus", "hence",
@@ -381,7 +391,7 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     for unit in _code_joined(units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix), ev.hit.chunk.text):
         # an explanation or example ends where the book's exercises begin
         if is_instruction(unit.text) or (cid, unit.start) in shown or is_exercise(unit.text) or \
-                opens_with(unit.text, others):
+                opens_with(unit.text, others) or is_pointer_line(unit.text):
             break
         if is_markup(unit.text):         # a figure's <div><img …> says nothing a person can read
             continue

@@ -505,3 +505,20 @@ def test_a_later_step_leading_an_answer_is_shown_from_the_first_step():
     zh_answer = extractive_answer("怎么测试关机流程？", [Evidence(1, zh, last, 0.9, 0.9, None)], worked_chars=900)
     assert zh_answer.text.startswith("首先") and "**最后" in zh_answer.text, zh_answer.text
     assert "finally" in LATER_STEP_WORDS and "首先" in FIRST_STEP_WORDS
+
+
+def test_a_line_pointing_to_other_pages_ends_an_explanation():
+    """"References: upsmon(8), upsmon.conf(5)" after the sentence that answers names the question's words but says
+    nothing: neither an explanation's continuation nor a lookup's next sentence shows it."""
+    from rag.answer import extractive_answer
+    from rag.evidence import Evidence, split_units
+    from rag.worked import POINTER_LABELS, is_pointer_line
+    hit = section_hit("c1", "The power value of a monitoring system may also be 0: it only observes the battery.\n"
+                            "References: monitor(8), monitor.conf(5)\nThe next paragraph starts here.", heading="Power")
+    lead = split_units(hit.chunk.text)[0]
+    for kind in ({"worked_chars": 600}, {}):
+        answer = extractive_answer("what is the power value in monitor.conf?", [Evidence(1, hit, lead, 0.9, 0.9, None)],
+                                   **kind)
+        assert "References" not in answer.text and "0: it only observes" in answer.text, answer.text
+    assert is_pointer_line("参见：第 3 章") and is_pointer_line("See also: tuples") and not is_pointer_line("Seeing is believing.")
+    assert "references" in POINTER_LABELS
