@@ -375,7 +375,10 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     shown = set() if shown is None else shown
     cid = ev.hit.chunk.chunk_id
     intro = introduction(ev)
-    before = [*_code_before(ev), intro, *_list_before(ev)]
+    # a comparison side's sentence takes the code above it only when it points back at it: the ups.conf entry just
+    # before "To start and stop drivers, use upsdrvctl or upsdrvsvcctl" is no side's example
+    code_before = _code_before(ev) if not others or refers_back(ev.unit.text) else []
+    before = [*code_before, intro, *_list_before(ev)]
     if from_opening and not any(before):
         before = example_opening(ev)
     steps = steps_opening(ev) if lead_context and not any(before) else []

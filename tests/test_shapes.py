@@ -1002,3 +1002,24 @@ def test_a_side_takes_the_books_entry_for_it_before_its_sentence_or_after_anothe
 def test_a_line_states_something_when_it_has_a_verb(text, states):
     from core.nlp import has_verb
     assert has_verb(text) is states
+
+
+def test_a_comparison_side_does_not_take_the_unrelated_code_above_its_sentence():
+    """The ups.conf entry right above "svcctl manages the drivers as system services." is the previous example, not
+    the side: a side's sentence takes the code above it only when it points back at it ("This program …")."""
+    from rag.evidence import Evidence, split_units
+    from rag.shapes import compare_answer
+    from rag.types import Chunk, SearchHit
+    text = ("The entry in the configuration file looks like this:\n\n```\n[sparky]\ndriver = apcsmart\n```\n\n"
+            "svcctl manages the drivers as system service instances. It mimics drvctl.\n\n"
+            "drvctl starts every driver in the configuration file.")
+    chunk = Chunk(doc_id="d", chunk_id="c1", ordinal=1, text=text, heading_path=["Drivers"], page_start=3,
+                  page_end=3, char_start=0, char_end=len(text), token_count=60)
+    hit = SearchHit(chunk=chunk, doc_name="manual.pdf", doc_title="manual", score=1.0, rank=1)
+    units = split_units(text)
+    svc = next(u for u in units if u.text.startswith("svcctl manages"))
+    drv = next(u for u in units if u.text.startswith("drvctl starts"))
+    answer = compare_answer("drvctl vs svcctl?", ("drvctl", "svcctl"),
+                            ([Evidence(1, hit, drv, 0.9, 0.9, None)], [Evidence(2, hit, svc, 0.9, 0.9, None)]), [],
+                            zh=False, side_chars=350)
+    assert "**svcctl**: svcctl manages the drivers" in answer.text and "apcsmart" not in answer.text, answer.text
