@@ -277,14 +277,22 @@ def example_opening(ev: Evidence) -> list[Unit]:
     such sentence is near before it in its section."""
     if ev.unit.kind != "sentence" or _EXAMPLE_OPENING.search(ev.unit.text):
         return []
+    return _back_to(ev, _EXAMPLE_OPENING, EXAMPLE_REACH_CHARS, sentences_only=True)
+
+
+def _back_to(ev: Evidence, opening: re.Pattern, reach_chars: int, *, sentences_only: bool) -> list[Unit]:
+    """The units from the nearest sentence before `ev`'s unit in its section that `opening` finds, up to the unit;
+    none when there is none within `reach_chars`, or an exercise, an instruction (or, `sentences_only`, anything but
+    a sentence) comes first."""
     before = units_before(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)
     reach = 0
     for k in range(len(before) - 1, -1, -1):
         unit = before[k]
         reach += len(unit.text)
-        if unit.kind != "sentence" or is_instruction(unit.text) or is_exercise(unit.text) or reach > EXAMPLE_REACH_CHARS:
+        if (sentences_only and unit.kind != "sentence") or is_instruction(unit.text) or is_exercise(unit.text) or \
+                reach > reach_chars:
             return []
-        if _EXAMPLE_OPENING.search(unit.text):
+        if unit.kind == "sentence" and opening.search(unit.text):
             return before[k:]
     return []
 
@@ -305,16 +313,7 @@ def steps_opening(ev: Evidence) -> list[Unit]:
     shows) up to it; none when no such sentence is near before it in its section."""
     if ev.unit.kind != "sentence" or not _LATER_STEP.search(ev.unit.text) or _FIRST_STEP.search(ev.unit.text):
         return []
-    before = units_before(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)
-    reach = 0
-    for k in range(len(before) - 1, -1, -1):
-        unit = before[k]
-        reach += len(unit.text)
-        if is_instruction(unit.text) or is_exercise(unit.text) or reach > STEPS_REACH_CHARS:
-            return []
-        if unit.kind == "sentence" and _FIRST_STEP.search(unit.text):
-            return before[k:]
-    return []
+    return _back_to(ev, _FIRST_STEP, STEPS_REACH_CHARS, sentences_only=False)    # the steps' commands come along
 
 
 # A line pointing to other pages ("References: upsmon(8), upsmon.conf(5)", "See also: …", "参见：…") ends an
