@@ -218,9 +218,23 @@ def section_topics(groups: list[list[Chunk]], max_topics: int = MAX_TOPICS) -> l
                 break
             word = spelled[key].most_common(1)[0][0]
             if zh or _names_a_thing(word, units):
-                best.append(word)
+                _add_topic(best, word)
         out.append(best)
     return out
+
+
+def _add_topic(topics: list[str], word: str) -> None:
+    """A Chinese word inside one already listed is not listed again ("快捷" after "快捷方式"), and one holding a listed
+    word takes its place ("注册表" for "注册"): a chapter's topics read "快捷方式、管理员、注册表". Latin words are
+    distinct however they overlap (plot, plotinit)."""
+    if CJK_CHAR.match(word):
+        if any(word in t for t in topics if CJK_CHAR.match(t)):
+            return
+        inside = next((k for k, t in enumerate(topics) if CJK_CHAR.match(t) and t in word), None)
+        if inside is not None:
+            topics[inside] = word
+            return
+    topics.append(word)
 
 
 TOPIC_TAGGED_USES = 3     # sentences of the section tagged to tell how it uses a word

@@ -1023,3 +1023,12 @@ def test_a_comparison_side_does_not_take_the_unrelated_code_above_its_sentence()
                             ([Evidence(1, hit, drv, 0.9, 0.9, None)], [Evidence(2, hit, svc, 0.9, 0.9, None)]), [],
                             zh=False, side_chars=350)
     assert "**svcctl**: svcctl manages the drivers" in answer.text and "apcsmart" not in answer.text, answer.text
+
+
+def test_a_chapters_topics_do_not_list_a_chinese_word_twice():
+    """"快捷方式、快捷、管理员、注册、注册表" read as "快捷方式、管理员、注册表"; Latin words stay apart however they overlap."""
+    from rag.summary import _add_topic
+    topics: list[str] = []
+    for word in ["快捷方式", "快捷", "管理员", "注册", "注册表", "plot", "plotinit"]:
+        _add_topic(topics, word)
+    assert topics == ["快捷方式", "管理员", "注册表", "plot", "plotinit"]
