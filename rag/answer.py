@@ -26,7 +26,7 @@ from rag.injection import is_instruction
 from rag.rows import as_markdown as rows_as_markdown
 from rag.support import check as support_check
 from rag.types import CITATION_MARK, Answer, Citation, SearchHit
-from rag.worked import Worked, antecedent, grow_quote, introduction, is_pointer_line, worked_example
+from rag.worked import Worked, antecedent, bold, grow_quote, introduction, is_pointer_line, worked_example
 
 MAX_SHORT_ANSWER_CHARS = 320
 QUOTE_MAX_CHARS = 200             # a supporting quote; the whole sentence is in its source's passage
@@ -467,11 +467,11 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
         if intro:
             lines.append(f"{intro} {mark}\n\n{shown}")
         elif i == 0 and "```" not in shown and ev.unit.kind != "table":
-            lead = f"**{shown}** {more} {mark}" if more else f"**{shown}** {mark}"
+            lead = f"{bold(shown)} {more} {mark}" if more else f"{bold(shown)} {mark}"
             lines.append(f"{earlier} {lead}" if earlier else lead)
         elif i == 0 and ev.unit.kind == "sentence":
             head, _, rest = shown.partition("\n")
-            lines.append(f"**{head}** {mark}\n{rest}")
+            lines.append(f"{bold(head)} {mark}\n{rest}")
         else:
             lines.append(_quote(ev, mark, more))
     return Answer(question=question, text="\n\n".join(lines), citations=citations, mode="extractive")

@@ -20,7 +20,7 @@ from rag.answer import citation_for, citation_place, widen_citation
 from rag.evidence import Evidence, units_after, units_before
 from rag.summary import Digest, KeySentence
 from rag.types import Answer, Citation, SearchHit
-from rag.worked import antecedent, grow_quote, opens_with, worked_example
+from rag.worked import antecedent, bold, grow_quote, opens_with, worked_example
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,8 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
         # "This solution also adds the upsdrvsvcctl script …" comes after the sentence it points back at
         earlier = antecedent(ev)
         quote = f"{earlier.text} {ev.unit.text}" if earlier else ev.unit.text
-        lines.append(f"{earlier.text + ' ' if earlier else ''}**{ev.unit.text}** {cites.mark(ev.hit, quote, ev.score)}")
+        before = f"{earlier.text} " if earlier else ""
+        lines.append(f"{before}{bold(ev.unit.text)} {cites.mark(ev.hit, quote, ev.score)}")
         used.add(ev.unit.text)
         used_units.add((ev.hit.chunk.chunk_id, ev.unit.start))
     found = 0

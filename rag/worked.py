@@ -440,6 +440,13 @@ def _code_joined(units: list[Unit], text: str) -> list[Unit]:
 _LIST_MARKER = re.compile(r"^\s*(?:[•\-*·]|\d{1,3}[.)、]|[a-z][.)])\s*")
 
 
+def bold(text: str) -> str:
+    """A sentence in bold as the answer's lead, its own Markdown bold taken out: a Markdown book's "通过计算 **Query** 与
+    **Key** 的相关性…" wrapped whole in ** read as bold, plain, bold, and the lead was cut at its first inner ** when the
+    model's opening had said it."""
+    return f"**{text.replace('**', '')}**"
+
+
 def _markdown(units: list[Unit], mark: str, lead_bold: bool, bold_at: int = 0) -> str:
     """Sentences run together as prose, code fenced, table rows one a line; the first sentence (the one at `bold_at`)
     in bold and the citation mark after the first prose (never after a closing fence, which would then not close)."""
@@ -467,7 +474,7 @@ def _markdown(units: list[Unit], mark: str, lead_bold: bool, bold_at: int = 0) -
             continue
         end_list()
         if unit.kind == "sentence":
-            prose.append(f"**{unit.text}**" if i == bold_at and lead_bold else unit.text)
+            prose.append(bold(unit.text) if i == bold_at and lead_bold else unit.text)
             continue
         end_prose()
         blocks.append(f"```\n{unit.text}\n```" if unit.kind == "code" else rows_as_markdown(unit.text))

@@ -522,3 +522,23 @@ def test_a_line_pointing_to_other_pages_ends_an_explanation():
         assert "References" not in answer.text and "0: it only observes" in answer.text, answer.text
     assert is_pointer_line("参见：第 3 章") and is_pointer_line("See also: tuples") and not is_pointer_line("Seeing is believing.")
     assert "references" in POINTER_LABELS
+
+
+def test_a_lead_holding_the_books_own_bold_is_shown_in_bold_whole():
+    """A Markdown book writes "通过计算 **Query** 与**Key**的相关性…": wrapped whole in ** it read as bold, plain, bold,
+    and a model's opening that said it cut the lead at its first inner ** ("Query** 与**Key**…"). The lead is bold
+    whole, its inner markers taken out, and an opening that said it leaves nothing of it behind."""
+    from rag.answer import add_book_answer, citation_for, extractive_answer
+    from rag.evidence import Evidence, split_units
+    from rag.types import Answer
+    text = "具体而言，注意力机制的特点是通过计算 **Query** 与**Key**的相关性为真值加权求和，从而拟合每个词同其他词的相关关系。"
+    hit = section_hit("c1", text, heading="注意力机制")
+    lead = split_units(hit.chunk.text)[0]
+    for kind in ({"worked_chars": 600}, {}):
+        book = extractive_answer("注意力机制是怎么计算的？", [Evidence(1, hit, lead, 0.9, 0.9, None)], **kind)
+        assert book.text.startswith("**具体而言，注意力机制的特点是通过计算 Query 与Key的相关性"), book.text
+        assert book.text.count("**") == 2, book.text
+    said = Answer(question="注意力机制是怎么计算的？", text="注意力机制的特点是通过计算 Query 与 Key 的相关性为真值加权求和，从而拟合"
+                  "每个词同其他词的相关关系。 [1]", citations=[citation_for(1, hit)], mode="llm")
+    add_book_answer(said, book, zh=True)
+    assert "Query**" not in said.text and "**Key**" not in said.text, said.text
