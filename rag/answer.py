@@ -460,7 +460,8 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
         more = _continuation(ev, lead_sentences, budget // 2) if i == 0 and lead_sentences else \
             _goes_on(ev, QUOTE_MAX_CHARS // 2) or _names_the_rest(question, ev, QUOTE_MAX_CHARS)
         intro = _introduction(ev) if i == 0 else ""
-        earlier = getattr(antecedent(ev), "text", "") if i == 0 and not intro else ""
+        pointed_at = antecedent(ev) if i == 0 and not intro else None
+        earlier = pointed_at.text if pointed_at else ""
         if more or intro or earlier:   # the quote a citation highlights is all the answer shows of it
             cited = citations[numbers[place] - 1]
             cited.quote = " ".join(x for x in (intro or earlier, cited.quote, more) if x)
@@ -508,16 +509,15 @@ def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, budget: in
     said = CITATION_MARK.sub("", answer.text).replace("⚠", "")
     if not evidence or not said.strip():
         return ""
-    quotes: list[Evidence] = []
+    quotes: list[tuple[Evidence, str]] = []   # each with what it goes on with
     used = len(said)
     # an example question's answer shows the book's example whole (rag.worked) unless the model copied all of its
     # code exactly (a small model's own code block is often a garbled copy: "fibonacci n 4 fibonacci n 3 …")
     worked = (evidence[0].hit.chunk.chunk_id, evidence[0].unit.start) \
         if worked_chars and not _copies_code(answer.text, evidence[0], worked_chars) else None
-    more: dict[int, str] = {}     # what a quote goes on with ("它的功能包括：" and the list), by its place in quotes
     for ev in answering_units(evidence):
         if (ev.hit.chunk.chunk_id, ev.unit.start) == worked:
-            quotes.append(ev)
+            quotes.append((ev, ""))
             continue
         # a quote the answer said only the start of is still shown: "tlmgr 都能干些啥" was answered with three of the
         # five things its list names, and the quote holding all five was left out as said
@@ -528,11 +528,10 @@ def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, budget: in
         if used + size > budget:
             continue          # too long for what is left (a code block, a table): a shorter one may still fit
         used += size
-        more[len(quotes)] = goes_on
-        quotes.append(ev)
+        quotes.append((ev, goes_on))     # with what it goes on with ("它的功能包括：" and the list)
     added = ""
-    for k, ev in enumerate(quotes):
-        quoted = f"{ev.unit.text} {more[k]}" if more.get(k) else ev.unit.text
+    for ev, goes_on in quotes:
+        quoted = f"{ev.unit.text} {goes_on}" if goes_on else ev.unit.text
         cited = next((c for c in answer.citations if c.chunk_id == ev.hit.chunk.chunk_id), None)
         if cited is None:
             cited = citation_for(len(answer.citations) + 1, ev.hit, quote=quoted, support=ev.score)
@@ -544,7 +543,7 @@ def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, budget: in
             cited.quote = shown.quote if cited.quote == ev.unit.text else f"{cited.quote} … {shown.quote}"
             added += "\n\n" + shown.markdown
         else:
-            added += "\n\n" + _quote(ev, f"[{cited.n}]", more.get(k, ""))
+            added += "\n\n" + _quote(ev, f"[{cited.n}]", goes_on)
     answer.text += added
     return added
 

@@ -380,12 +380,10 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     before = [*code_before, intro, *_list_before(ev)]
     if from_opening and not any(before):
         before = example_opening(ev)
-    steps = steps_opening(ev) if lead_context and not any(before) else []
-    if steps:
-        before = steps
-    pointed_at = antecedent(ev) if lead_context and not any(before) else None
-    if pointed_at is not None:      # shown first, the unit that answers still in bold
-        before = [pointed_at]
+    # what the lead needs before it: the first of its steps, else the sentence it points back at
+    context = (steps_opening(ev) or [u for u in (antecedent(ev),) if u]) if lead_context and not any(before) else []
+    if context:
+        before = context
     units = [u for u in before if u and (cid, u.start) not in shown] + [ev.unit]
     head = len(units)
     used = sum(len(u.text) for u in units)
@@ -413,9 +411,8 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     if code_only and not announces and not any(u.kind == "code" for u in units[head:]):
         units = units[:head]
     shown.update((cid, u.start) for u in units)
-    # what comes before the lead for its context leaves the lead in bold
-    return Worked(_markdown(units, mark, lead_bold, bold_at=units.index(ev.unit) if steps or pointed_at else 0),
-                  " ".join(u.text for u in units))
+    # what comes before the lead for its context leaves the lead (the last unit before `head`) in bold
+    return Worked(_markdown(units, mark, lead_bold, bold_at=head - 1 if context else 0), " ".join(u.text for u in units))
 
 
 def opens_with(text: str, names: tuple[str, ...]) -> bool:
