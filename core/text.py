@@ -233,6 +233,26 @@ def one_edit_apart(a: str, b: str) -> bool:
 # A word English uses less than this (Zipf scale: 1 = once per 100 million words) is no word of its own
 SLIP_MAX_ZIPF = 1.5
 
+# A Chinese term this long or longer may be a slip of the input method for one the library writes ("软连接" for
+# 软链接, "瘦客服端" for 瘦客户端); a shorter one is one character off too many other words ("模型", "类型")
+ZH_SLIP_MIN_CHARS = 3
+_ZH_TERM_RUN = re.compile(r"[\u4e00-\u9fff]{3,10}")
+
+
+def chinese_slip_for(term: str, texts: list[str]) -> str | None:
+    """The term the texts write that a Chinese `term` none of them holds is one character off ("软连接" ->
+    "软链接"), the most written such; None when the texts hold the term, when it is not all Chinese characters
+    (ZH_SLIP_MIN_CHARS or more), or when no written term is that close."""
+    if len(term) < ZH_SLIP_MIN_CHARS or not _ZH_TERM_RUN.fullmatch(term) or any(term in t for t in texts):
+        return None
+    counts: dict[str, int] = {}
+    for i in range(len(term)):
+        near = re.compile(re.escape(term[:i]) + r"[\u4e00-\u9fff]" + re.escape(term[i + 1:]))
+        for text in texts:
+            for found in near.findall(text):
+                counts[found] = counts.get(found, 0) + 1
+    return max(counts, key=lambda found: (counts[found], found)) if counts else None
+
 
 # A glued identifier ("LEFTPADDING", "drawString", "fontname") is no English word, but both its halves are common
 # ones: each half at least this common (Zipf 3: once per million words) and this long

@@ -24,9 +24,16 @@ _MORE_VS = re.compile(r"\s+(?:vs\.?|versus)\s+", re.IGNORECASE)
 MAX_SIDES = 5
 
 # Chinese: the words between the sides and 区别 that belong to neither ("A 和 B 到底有啥区别")
-_ZH_ADVERBS = r"(?:\s*(?:这|那)[几两三四五]?(?:个|种|款|类)[\u4e00-\u9fff]{0,3}?)?(?:之间|到底|究竟|又|都|具体|实际上|各自|分别)*"
-# "A、B、C 这几个引擎到底有啥不一样": what the sides are (这几个引擎) belongs to neither
-_ZH_ASK_DIFFERENCE = r"(?:有什么|有啥|有何|有哪些|什么|啥|的|在哪|在哪里|在哪儿|哪里|哪儿)?(?:区别|不同|不一样|差别|差异|异同|优缺点|哪个好|哪个更好|哪个更)"
+# "A、B、C 这几个引擎到底有啥不一样", "quote、quotation、verse 这三个摘录环境": what the sides are belongs to neither
+_ZH_ADVERBS = r"(?:\s*(?:这|那)[几两三四五]?(?:个|种|款|类|条|套|样)[\u4e00-\u9fff]{0,6}?)?" \
+              r"(?:之间|到底|究竟|又|都|具体|实际上|各自|分别)*"
+_ZH_ASK_DIFFERENCE = r"(?:有什么|有啥|有何|有哪些|是什么|是啥|什么|啥|的|在哪|在哪里|在哪儿|哪里|哪儿)?" \
+                     r"(?:区别|不同|不一样|差别|差异|异同|优缺点|哪个好|哪个更好|哪个更|关系)"
+# what the sides are compared in, said after them: "RoBERTa 和 ALBERT 对 NSP 任务的处理有什么不同", "A 跟 B 这几条路线，
+# 在插图格式支持上有什么不一样" (a clause ending in 的 + a word, 上 or 方面, so that a side holding 对 or 在 stays whole)
+_ZH_COMPARED_IN = r"(?:(?:[，,]\s*)?(?:对|在)(?P<about>[^，。？！：:]{1,24}?)(?:的[\u4e00-\u9fff]{1,4}|上|方面))?"
+# how the two seem alike, said before asking: "\newline 和 \linebreak 都能换行，到底区别在哪", "路径和路向老是搞混，区别是啥"
+_ZH_SEEM_ALIKE = r"(?:都|也|老是|总是|经常|常常|容易|老|好像|似乎|看起来|看着|感觉|搞混|混淆|分不清|搞不清)[^，。？！]{0,12}?[，,]\s*"
 
 # "difference", also as learners misspell it ("diffrence", "diference", "differnce")
 _DIFFERENCE = r"dif+e?re?n(?:ce|ces|t)"
@@ -42,18 +49,25 @@ COMPARISON_PATTERNS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
     rf"\b{_A}\s+(?:vs\.?|versus)\s+{_B}{_END}",
     rf"\b{_A}\s+(?:differs?|differ)\s+from\s+{_B}{_END}",
     rf"\bsimilarities and {_DIFFERENCE}\s+between\s+{_A_LIST},?\s+and\s+{_B}{_END}",
+    # which to use, asked as one instead of the other: "when should I use a list comprehension instead of a for loop"
+    # ("how do i use a truetype font instead of helvetica" asks how, and is not matched)
+    rf"\b(?:when\s+(?:should|do|would)|should|would)\s+(?:i|you|we)\s+(?:use|choose|pick|prefer)\s+{_A}\s+"
+    rf"(?:instead of|rather than|over)\s+{_B}{_END}",
+    # the two named, how they seem alike, then the ask: "ties and slurs look the same to me, what's the difference"
+    rf"^\s*{_A}\s+and\s+{_B}\s+(?:look|seem|sound|feel|are)\s+(?:the same|alike|similar|identical|so similar)\b[^?？]*?"
+    rf"(?:what'?s|what is|whats)\s+(?:the\s+)?(?:actual\s+|real\s+)?{_DIFFERENCE}",
     r"(?:比较|对比|区分)(?:一下)?(?P<a>[^，。？！和与跟同及]+?)(?:和|与|跟|同|及)(?P<b>[^，。？！]+?)(?:的(?:区别|不同|差别|差异|异同))?(?=[，。？！]|$)",
     rf"(?P<a>(?:[^，。？！：:]|:(?=\S))+?)(?:和|与|跟|同|及|相比于|相较于)(?P<b>(?:[^，。？！：:]|:(?=\S))+?){_ZH_ADVERBS}"
-    rf"{_ZH_ASK_DIFFERENCE}",
+    rf"{_ZH_COMPARED_IN}{_ZH_ADVERBS}{_ZH_ASK_DIFFERENCE}",
     # a list with no 和: "胖客户端、瘦客户端、无盘工作站到底有啥区别"
-    rf"(?P<a>[^，。？！：:和与跟]+?)、(?P<b>[^，。？！：:、]+?){_ZH_ADVERBS}{_ZH_ASK_DIFFERENCE}",
+    rf"(?P<a>[^，。？！：:和与跟]+?)、(?P<b>[^，。？！：:、]+?){_ZH_ADVERBS}{_ZH_COMPARED_IN}{_ZH_ADVERBS}{_ZH_ASK_DIFFERENCE}",
     r"(?P<a>[^，。？！：:]+?)(?:和|与|跟)(?P<b>[^，。？！：:]+?)(?:相比|比较起来|比起来|对比|比一比|比比|比较一下)",
-    # the two named, then a clause asking the difference: "frame 和 picture 老是搞混，区别到底是啥"
-    r"(?P<a>[^，。？！：:]+?)(?:和|与|跟)(?P<b>[^，。？！：:]+?)(?:老是|总是|经常|常常|容易|老)?(?:搞混|混淆|分不清|搞不清)[，,]\s*"
-    r"(?:它们|两者|二者|这两个)?(?:的)?(?:区别|不同|差别|差异)",
-    # which of them to use: "apt、apt-get 和 aptitude 到底用哪个", "A 和 B 我该选哪个"
-    rf"(?P<a>[^，。？！：:]+?)(?:和|与|跟|还是)(?P<b>[^，。？！：:]+?){_ZH_ADVERBS}(?:我|我们)?(?:该|应该|要)?(?:用|选|挑|选择)"
-    r"哪(?:个|一个|种|一种)(?:好|比较好|更好)?(?=[？?，,。！!]|$)",
+    # the two named, then how they seem alike, then the ask: "frame 和 picture 老是搞混，区别到底是啥"
+    rf"(?P<a>[^，。？！：:]+?)(?:和|与|跟)(?P<b>[^，。？！：:]+?){_ZH_SEEM_ALIKE}"
+    r"(?:它们|两者|二者|这两个)?(?:的)?(?:到底|究竟)?(?:有什么|有啥)?(?:区别|不同|差别|差异)",
+    # which of them to use: "apt、apt-get 和 aptitude 到底用哪个", "A 和 B 我该选哪个", "A、B 和 C 这三个画图工具该怎么选"
+    rf"(?P<a>[^，。？！：:]+?)(?:和|与|跟|还是)(?P<b>[^，。？！：:]+?){_ZH_ADVERBS}(?:我|我们)?(?:该|应该|要)?"
+    r"(?:(?:用|选|挑|选择)哪(?:个|一个|种|一种)(?:好|比较好|更好)?|(?:怎么|如何|咋)(?:选|挑|选择))(?=[？?，,。！!]|$)",
     # what each of them is or does: "PAM 和 NSS 分别是干嘛的" (not a value each has: "分别用哪个端口" is a lookup)
     r"(?P<a>[^，。？！：:]+?)(?:和|与|跟)(?P<b>[^，。？！：:]+?)(?:各自|分别)(?:是)?(?:干嘛|干什么|干啥|做什么|做啥|"
     r"什么意思|啥意思|指什么|指啥|有什么用|有啥用|负责什么|负责啥|什么东西|啥东西|起什么作用)",
@@ -71,9 +85,11 @@ _CHOOSING = re.compile(r"\b(?:should|do|would|could|can)\s+(?:i|we|you)\b", re.I
 _LEAD_VERB = re.compile(r"^(?:use|write|pick|choose|go with|try|make|create)\s+(?:(?:my|our|your) own\s+)?",
                         re.IGNORECASE)
 # where the sides are compared, not part of the last one: "a scheme and a collection in the tex live installer"
-_TAIL_EN = re.compile(r"\s+(?:in python|in (?:the|this|that|my|your) (?:[\w\-.]+ ){0,3}[\w\-.]+|in [A-Z][\w\-]+|"
+_TAIL_EN = re.compile(r"\s+(?:in python|in (?:the|this|that|my|your|an?) (?:[\w\-.()]+ ){0,3}[\w\-.()]+|in [A-Z][\w\-]+|"
+                      r"for (?:a|an|my|your) [\w\-]+|"
                       r"according to .+|exactly|really|actually)$", re.IGNORECASE)
 _LEAD_ZH = re.compile(r"^(?:请问|请|帮我|我想知道|想知道|你能|能否|可以|说说|讲讲|书里|书中|在书中|这本书里|那么|那|"
+                      r"(?:理清|梳理|理一理|讲解|解释|说明|介绍)(?:一下)?\s*|"
                       r"[A-Za-z0-9\- ]+\s*(?:里|中|的)|[^，。？！“”]{1,12}?(?:书|笔记|教材|文档|讲义|章|节)(?:里|中)(?:的)?)+")
 # a side written in quotes is the quoted term: "南瓜书中“算法”和“模型”的区别" compares 算法 and 模型
 _QUOTED_SIDE = re.compile(r"[“\"「『']([^”\"」』']{1,40})[”\"」』']")
@@ -103,6 +119,7 @@ def _comparison(question: str) -> tuple[tuple[str, ...], re.Match] | None:
         listed = [_clean(a, choosing) for a in _LISTED.split(m.group("a")) if a.strip()]
         more = [_clean(b, choosing) for b in _MORE_VS.split(m.group("b")) if b.strip()]
         sides = tuple(dict.fromkeys(side for side in [*listed, *more] if side))
+        sides = _without_shared_modifier(sides)
         if len(sides) >= 2 and len({s.lower() for s in sides}) == len(sides) and all(listed):
             field = _FIELD_BEFORE.search(question[:m.start("a")])
             if field and not any(":" in side for side in sides):
@@ -115,13 +132,16 @@ def _comparison(question: str) -> tuple[tuple[str, ...], re.Match] | None:
 # "Nittedal 那个计划里 … 成本差多少"): a bare side ("default", ":=", "选项1") asked alone is found anywhere
 CONTEXT_MAX_WORDS = 4
 # what asks for the comparison, also misspelt ("whats the diffrence")
-_COMPARING_WORD = re.compile(r"^(?:diff|compar|contrast|versus)|^(?:区别|不同|差别|差异|比较|对比|比一比|一比|相比|异同|一样)$")
+_COMPARING_WORD = re.compile(r"^(?:diff|compar|contrast|versus|pros|cons)|^(?:区别|不同|差别|差异|比较|对比|比一比|一比|相比|异同|一样|"
+                             r"优缺点|优点|缺点|各有|利弊|好坏|关系)$")
 # what asks the learner's choice between the sides ("which one do i pick", "我该用哪个"): a side searched with "pick"
 # finds the book's history of how upsmon "picked up the concepts" rather than what each side is
 CHOOSING_WORDS = frozenset("pick picking choose choosing chose select prefer preferred recommend recommended use using "
                            "go write try better best 选 选择 挑 挑选 用 该用 推荐".split())
 # how the learner feels about the sides ("PAM 和 NSS 分别是干嘛的？老是分不清"): where they are compared, it is not
 CONFUSED_WORDS = frozenset("confused confusing mix mixed 分不清 搞不清 搞混 混淆 老是 总是 晕 干嘛 干啥 啥".split())
+# how the learner asks ("帮我理清一下…", "区别到底是啥"): not what the sides are compared in
+ASKING_WORDS = frozenset("到底 究竟 一下 理清 梳理 讲讲 说说".split())
 
 
 def side_context(question: str) -> list[str]:
@@ -134,15 +154,38 @@ def side_context(question: str) -> list[str]:
         return []
     sides, m = found       # the phrasing the sides came from, not merely the first pattern that matches
     # the rest of the question, and what cleaning took off the sides ("in the tex live installer")
-    rest = f"{question[:m.start()]} {question[m.end():]} {m.group('a')} {m.group('b')}"
+    rest = f"{question[:m.start()]} {question[m.end():]} {m.group('a')} {m.group('b')} {m.groupdict().get('about') or ''}"
     named = {t for side in sides for t in search_tokens(side)}
     out: list[str] = []
     for token in search_tokens(rest):
         if token not in named and not _COMPARING_WORD.match(token) and token not in CHOOSING_WORDS and \
-                token not in CONFUSED_WORDS and \
+                token not in CONFUSED_WORDS and token not in ASKING_WORDS and \
                 token not in out and names_a_topic(token):
             out.append(token)
     return out[:CONTEXT_MAX_WORDS]
+
+
+# "给老师配电脑的选项1和选项2": what the first side is said of (给老师配电脑) is where both are compared, when the rest
+# of it and another side begin or end alike (选项1, 选项2)
+_MODIFIED = re.compile(r"^(?P<modifier>.+)的(?P<head>[^的]{2,})$")
+SHARED_AFFIX_CHARS = 2
+
+
+def _without_shared_modifier(sides: tuple[str, ...]) -> tuple[str, ...]:
+    """The sides with a Chinese modifier ("X 的") taken off one whose head is shaped like another side."""
+    out = []
+    for k, side in enumerate(sides):
+        m = _MODIFIED.match(side)
+        head = m.group("head").strip() if m else ""
+        if m and any(_alike(head, other) for j, other in enumerate(sides) if j != k and "的" not in other):
+            side = head
+        out.append(side)
+    return tuple(out)
+
+
+def _alike(a: str, b: str) -> bool:
+    n = SHARED_AFFIX_CHARS
+    return a != b and len(a) >= n and len(b) >= n and (a[:n] == b[:n] or a[-n:] == b[-n:])
 
 
 def _clean(side: str, choosing: bool = False) -> str:
@@ -155,7 +198,8 @@ def _clean(side: str, choosing: bool = False) -> str:
         side = _LEAD_VERB.sub("", side).strip()
     side = _TAIL_ZH.sub("", _LEAD_ZH.sub("", side)).strip()
     side = re.sub(r"^(?:a|an|the)\s+", "", side, flags=re.IGNORECASE).strip(" \"'“”‘’「」《》")
-    return side if len(side) >= 2 and len(side) <= 60 else ""
+    # a side is two characters or more, or one symbol ("& vs && in an if() condition")
+    return side if 2 <= len(side) <= 60 or len(side) == 1 and not side.isalnum() else ""
 
 
 def _unbracketed(side: str) -> str:

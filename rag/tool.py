@@ -25,8 +25,8 @@ from core.llm import get_judge, get_llm
 from core.nlp import has_verb
 from core.registry import ProcessRegistry
 from core.settings import Settings, get_settings
-from core.text import (clean_document_name, could_be_a_slip, detect_language, other_language_words, search_tokens,
-                       with_words_replaced, written_in)
+from core.text import (CJK_CHAR, chinese_slip_for, clean_document_name, could_be_a_slip, detect_language,
+                       other_language_words, search_tokens, with_words_replaced, written_in)
 from core.vectors import get_vector_store
 from rag import prompts
 from rag.answer import (Source, add_book_answer, add_supporting_quote, attribute_uncited, citation_for,
@@ -491,6 +491,22 @@ class RAGTool:
             if alike:
                 log.info("read %r as %r (no chunk holds the first; the second is one letter off)", word, alike)
                 question = re.sub(rf"\b{re.escape(word)}\b", alike, question, flags=re.IGNORECASE)
+        return self._chinese_sides_respelled(question)
+
+    def _chinese_sides_respelled(self, question: str) -> str:
+        """The question with each Chinese side of a comparison that no chunk holds written as the library writes the
+        term one character off it ("硬链接和软连接有什么区别" -> 软链接): a side is searched by its own words, so a slip
+        there finds nothing of its own. Other words are left as typed (jieba cuts a slip into words the book has)."""
+        sides = [s for s in comparison_sides(question) or () if CJK_CHAR.search(s)]
+        if not sides:
+            return question
+        texts = [c.text for d in self.store.list_documents(self.user_id) for c in self.document_outline(d.doc_id).chunks]
+        for side in sides:
+            alike = chinese_slip_for(side, texts)
+            if alike:
+                log.info("read the side %r as %r (no chunk holds the first; the second is one character off)",
+                         side, alike)
+                question = question.replace(side, alike)
         return question
 
     def unknown_words(self, question: str, terms: QuestionTerms | None = None) -> list[str]:

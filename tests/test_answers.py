@@ -240,6 +240,29 @@ def test_a_word_one_letter_off_the_librarys_is_read_as_the_library_writes_it(set
     assert not answer.refused and "1,037.1" in answer.text, answer.text
 
 
+LINKS_ZH = """# 链接
+
+硬链接是指向同一个 inode 的另一个文件名，删除原文件后硬链接仍然可以访问数据。
+软链接（也叫符号链接）是一个特殊文件，保存的是另一个文件的路径；原文件删除后软链接就失效了。
+"""
+
+
+def test_a_chinese_side_one_character_off_the_librarys_term_is_read_as_the_library_writes_it(settings):
+    """An input-method slip in a compared side ("软连接" for the book's 软链接) is searched as the book writes it, so
+    that side is found; a side the library holds, a short one and one no term is close to stay as typed."""
+    from core.text import chinese_slip_for
+    tool = RAGTool("reader", settings)
+    tool.add_text(LINKS_ZH, title="链接笔记", name="links.md")
+    assert tool.respelled("硬链接和软连接有什么区别？") == "硬链接和软链接有什么区别？"
+    assert tool.respelled("硬链接和软链接有什么区别？") == "硬链接和软链接有什么区别？"
+    assert tool.respelled("量子计算和经典计算有什么区别？") == "量子计算和经典计算有什么区别？"
+    assert chinese_slip_for("链结", [LINKS_ZH]) is None                      # two characters: too many words are that close
+    assert chinese_slip_for("软连接", ["软链接、软链接、软件接口"]) == "软链接"   # the most written of the close ones
+    _, answer = stream(tool, "硬链接和软连接有什么区别？")
+    assert "**软链接**" in answer.text and "**软连接**" not in answer.text, answer.text     # the side named as the book does
+    assert "保存的是另一个文件的路径" in answer.text and "删除原文件后硬链接仍然可以访问" in answer.text, answer.text
+
+
 def test_unknown_words_leave_out_abbreviations_short_words_known_words_and_short_libraries():
     from rag.evidence import UNKNOWN_WORDS_MIN_CHUNKS, unknown_words
     df = {"revenue": 3, "tuple": 2, "sold": 1, "ppne": 0, "jnj": 0, "cat": 0, "many": 0, "bicycles": 0, "red": 0,

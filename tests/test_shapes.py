@@ -350,6 +350,25 @@ def test_an_explanation_goes_on_after_its_first_sentence(library):
     ("列表和元组哪里不一样", ("列表", "元组")),
     # a verb of choosing leads into a side only when the question asks which to choose
     ("What is the difference between use case and user story?", ("use case", "user story")),
+    # how to choose among them, their relation, what they are called as a group (这三个摘录环境), a clause saying
+    # what they are compared in (对 … 的处理, 在 … 上) or how they seem alike (都能换行) before the ask
+    ("METAPOST、PSTricks 和 PGF 这三个画图工具该怎么选？各有啥优缺点", ("METAPOST", "PSTricks", "PGF")),
+    ("quote、quotation、verse 这三个摘录环境有啥区别", ("quote", "quotation", "verse")),
+    ("dpkg-buildpackage、pbuilder、pdebuild 这几个到底啥关系，晕了", ("dpkg-buildpackage", "pbuilder", "pdebuild")),
+    ("RoBERTa 和 ALBERT 对 NSP 任务的处理有什么不同？", ("RoBERTa", "ALBERT")),
+    ("pdflatex 跟 latex+dvips 这几条路线，在插图格式支持上有什么不一样", ("pdflatex", "latex+dvips")),
+    ("原问题和对偶问题有什么区别", ("原问题", "对偶问题")),         # 对 inside a side is no "compared in"
+    ("\\newline 和 \\linebreak 都能换行，到底区别在哪", ("\\newline", "\\linebreak")),
+    ("帮我理清一下 Platypus 里 DocTemplate、PageTemplate 和 Frame 之间是什么关系", ("DocTemplate", "PageTemplate", "Frame")),
+    # what a side is said of, when the other side is shaped like the rest of it, is where both are compared
+    ("给老师配电脑的选项1和选项2比一比", ("选项1", "选项2")),
+    ("快速排序的时间复杂度和归并排序有什么区别", ("快速排序的时间复杂度", "归并排序")),
+    # English: one instead of the other, how they seem alike, a side of one symbol, what a side is used for
+    ("When should I use a list comprehension instead of a normal for loop? pros and cons?",
+     ("list comprehension", "normal for loop")),
+    ("ties and slurs look the same to me, what's the actual difference in lilypond?", ("ties", "slurs")),
+    ("& vs && in an if() condition, which one should I use?", ("&", "&&")),
+    ("whats the diffrence between Lst[[1]] and Lst[1] for a list", ("Lst[[1]]", "Lst[1]")),
 ])
 def test_the_sides_of_a_comparison(question, sides):
     assert comparison_sides(question) == sides
@@ -360,7 +379,7 @@ def test_the_sides_of_a_comparison(question, sides):
     ("difference between := and default when i declare a param? they look the same to me", ["declare", "param"]),
     ("display vs printf, whats the diffrence? i want my results in a file not the terminal",
      ["results", "file", "terminal"]),
-    ("Nittedal 那个计划里，给老师配电脑的选项1和选项2比一比，成本差多少", ["nittedal", "成本"]),
+    ("Nittedal 那个计划里，给老师配电脑的选项1和选项2比一比，成本差多少", ["nittedal", "成本", "老师", "电脑"]),
     # what cleaning took off a side says where it is compared
     ("whats the difference between a scheme and a collection in the tex live installer?", ["installer"]),
     ("for notifications should i write my own NOTIFYCMD script or use upssched? whats the difference",
@@ -370,8 +389,13 @@ def test_the_sides_of_a_comparison(question, sides):
     # nothing beside the sides: each is asked alone, as before
     ("What is the difference between a list and a tuple?", []),
     ("胖客户端、瘦客户端、无盘工作站到底有啥区别？晕了", []),
-    # nor how the learner feels about them
+    # nor how the learner feels about them, nor how they ask
     ("PAM 和 NSS 分别是干嘛的？老是分不清", []),
+    ("METAPOST、PSTricks 和 PGF 这三个画图工具该怎么选？各有啥优缺点", []),
+    ("frame 和 picture 老是搞混，区别到底是啥", []),
+    # what they are compared in, said between the sides and the ask; what a side was said of
+    ("pdflatex 跟 latex+dvips 这几条路线，在插图格式支持上有什么不一样", ["插图", "格式"]),
+    ("给老师配电脑的选项1和选项2比一比", ["老师", "电脑"]),
 ])
 def test_the_words_a_comparison_is_made_in(question, context):
     from rag.compare import side_context
@@ -381,7 +405,9 @@ def test_the_words_a_comparison_is_made_in(question, context):
 @pytest.mark.parametrize("question", ["What is a tuple?", "How do I read a file?", "为什么要用验证集？",
                                       # a value each has is looked up, not compared
                                       "https、imaps 和 pop3s 这几个加密服务分别用哪个端口来着",
-                                      "METAPOST 和 PSTrick 默认的长度单位分别是啥？默认线宽又是多少"])
+                                      "METAPOST 和 PSTrick 默认的长度单位分别是啥？默认线宽又是多少",
+                                      # how to do something one way rather than another is a how-to
+                                      "how do i use a truetype font (ttf) instead of helvetica?"])
 def test_no_sides_when_nothing_is_compared(question):
     assert comparison_sides(question) is None
 
