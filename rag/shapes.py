@@ -146,6 +146,10 @@ def digest_sources(digest: Digest) -> list[tuple[str, KeySentence]]:
 
 # -- compare ---------------------------------------------------------------------------------------------
 
+# the sentence naming every side goes on this many times as far as one side's does: it is the book's own comparison
+BOTH_SIDES_CHARS_FACTOR = 2
+
+
 def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[list[Evidence], ...],
                    both: list[Evidence], *, zh: bool, side_chars: int = 0) -> Answer | None:
     """A sentence naming every side first (when the passages have one), then each side's best passage, labelled.
@@ -157,11 +161,20 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
     used_units: set[tuple[str, int]] = set()
     if both:
         ev = both[0]
-        # "This solution also adds the upsdrvsvcctl script …" comes after the sentence it points back at
-        earlier = antecedent(ev)
-        quote = f"{earlier.text} {ev.unit.text}" if earlier else ev.unit.text
-        before = f"{earlier.text} " if earlier else ""
-        lines.append(f"{before}{bold(ev.unit.text)} {cites.mark(ev.hit, quote, ev.score)}")
+        if side_chars:
+            # the book's own comparison goes on with what it says of them ("三种：METAPOST、PSTricks 和 PGF，它们的特点
+            # 如下。" then how each works), about twice a side's length; after the sentence it points back at, if any
+            mark = cites.mark(ev.hit, ev.unit.text, ev.score)
+            shown = worked_example(ev, BOTH_SIDES_CHARS_FACTOR * side_chars, mark, shown=used_units, lead_context=True,
+                                   compared=True)
+            grow_quote(next(c for c in cites.items if f"[{c.n}]" == mark), ev.unit.text, shown)
+            lines.append(shown.markdown)
+        else:
+            # "This solution also adds the upsdrvsvcctl script …" comes after the sentence it points back at
+            earlier = antecedent(ev)
+            quote = f"{earlier.text} {ev.unit.text}" if earlier else ev.unit.text
+            before = f"{earlier.text} " if earlier else ""
+            lines.append(f"{before}{bold(ev.unit.text)} {cites.mark(ev.hit, quote, ev.score)}")
         used.add(ev.unit.text)
         used_units.add((ev.hit.chunk.chunk_id, ev.unit.start))
     found = 0
@@ -175,7 +188,8 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
             continue
         # a label line without a verb that does not open with the side's name points elsewhere ("References: man
         # pages: nutupsdrv(8), upsdrvctl(8)"); the side's entry ("tuple: an immutable sequence") does not
-        unused = [ev for ev in evidence if ev.unit.text not in used]
+        unused = [ev for ev in evidence if ev.unit.text not in used and
+                  (ev.hit.chunk.chunk_id, ev.unit.start) not in used_units]
         chosen = [next((ev for ev in unused if not _points_elsewhere(ev.unit.text, name)), unused[0])] if unused else []
         if chosen:
             used.add(chosen[0].unit.text)

@@ -710,7 +710,8 @@ class RAGTool:
         answer = None
         if sides is not None:
             answer = compare_answer(question, plan.sides, tuple(self._widened(side, 1) for side in sides.each),
-                                    sides.naming_all, zh=plan.language == "zh", side_chars=shape.worked_chars)
+                                    self._widened(sides.naming_all, 1), zh=plan.language == "zh",
+                                    side_chars=shape.worked_chars)
         if answer is None and len(parts) > 1:   # each part's best unit, however its score compares
             answer = extractive_answer(question, evidence, max_quotes=len(parts), min_relative=0.0,
                                        budget=shape.budget, worked_chars=shape.worked_chars)

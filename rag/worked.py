@@ -153,10 +153,23 @@ def widened(evidence: list[Evidence], chunks_of, *, chunks_widened: int = 6) -> 
         if cid in wide:
             hit, shift = wide[cid]
             unit = dataclasses.replace(ev.unit, start=ev.unit.start + shift, end=ev.unit.end + shift)
+            if ev.unit.kind == "sentence" and not ev.hit.chunk.text[ev.unit.end:].strip():
+                unit = _finished(unit, hit.chunk)
             out.append(dataclasses.replace(ev, hit=hit, unit=unit))
         else:
             out.append(ev)
     return out
+
+
+def _finished(unit: Unit, chunk: Chunk) -> Unit:
+    """A sentence the chunk's end cut off ("‘[[...]]’ is the operator"), finished in the continued chunk (" used to
+    select a single element, whereas …"): the units of the longer text over it and the rest of its last one."""
+    units = split_units(chunk.text, chunk.context_prefix)
+    last = next((u for u in units if u.start < unit.end <= u.end), None)
+    if last is None or last.end <= unit.end or last.kind != "sentence":
+        return unit
+    over = [u for u in units if u.end > unit.start and u.start < last.end]
+    return Unit(min(unit.start, over[0].start), last.end, "sentence", " ".join(u.text for u in over))
 
 
 def _units_before(ev: Evidence) -> list[Unit]:
@@ -358,7 +371,7 @@ def antecedent(ev: Evidence) -> Unit | None:
 
 def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = True, code_only: bool = False,
                    shown: set[tuple[str, int]] | None = None, from_opening: bool = False,
-                   others: tuple[str, ...] = (), lead_context: bool = False) -> Worked:
+                   others: tuple[str, ...] = (), lead_context: bool = False, compared: bool = False) -> Worked:
     """The unit with what follows it in its section — sentences and code blocks whole — until about `limit`
     characters are shown (past it only to reach the example's first code, up to twice it; a code block begun
     inside the limit is shown whole); a code unit with the sentence introducing it above, a sentence with the
@@ -367,7 +380,8 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     answer already shows: a unit there ends the example, and the units shown here are added to it.
     `from_opening`: a sentence inside a worked example is shown from where the example begins (`example_opening`).
     `others`: the other things a comparison names; a unit opening with one of them is about it and ends this one
-    ("TEXMFLOCAL 系统管理员用来…" goes on no further than "TEXMFHOME 给用户存放…"). `lead_context`: the answer's lead
+    ("TEXMFLOCAL 系统管理员用来…" goes on no further than "TEXMFHOME 给用户存放…"); `compared` (implied by `others`): the
+    unit is part of a comparison, which takes the code above it only when it points back at it. `lead_context`: the answer's lead
     is shown with what it needs before it: from the first of the steps it is a later one of ("You can finally test …"
     after "The first step is …"), or after the sentence it points back at ("This program was created separately so
     …")."""
@@ -376,7 +390,7 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     intro = introduction(ev)
     # a comparison side's sentence takes the code above it only when it points back at it: the ups.conf entry just
     # before "To start and stop drivers, use upsdrvctl or upsdrvsvcctl" is no side's example
-    code_before = _code_before(ev) if not others or refers_back(ev.unit.text) else []
+    code_before = _code_before(ev) if not (others or compared) or refers_back(ev.unit.text) else []
     before = [*code_before, intro, *_list_before(ev)]
     if from_opening and not any(before):
         before = example_opening(ev)

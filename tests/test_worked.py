@@ -542,3 +542,46 @@ def test_a_lead_holding_the_books_own_bold_is_shown_in_bold_whole():
                   "每个词同其他词的相关关系。 [1]", citations=[citation_for(1, hit)], mode="llm")
     add_book_answer(said, book, zh=True)
     assert "Query**" not in said.text and "**Key**" not in said.text, said.text
+
+
+def test_a_sentence_the_chunk_cut_off_is_finished_in_the_continued_chunk():
+    """A chunk ends inside a sentence ("… is the operator"); the next chunk, overlapping, has it whole. The widened
+    evidence shows the sentence to its end and goes on from there, the rest of it never lost between the chunks."""
+    from rag.evidence import Evidence, split_units
+    from rag.types import Chunk, SearchHit
+    from rag.worked import widened, worked_example
+    whole = ("It is very important to distinguish Lst[[1]] from Lst[1]. The double bracket is the operator used to "
+             "select a single element, whereas the single bracket is a general subscripting operator. Thus the former "
+             "is the first object in the list, and the latter is a sublist of the list.")
+    cut = whole.index(" used to select")
+    first_text = "Components of a list are numbered. " + whole[:cut]
+    second_text = whole
+    doc_start = len("Components of a list are numbered. ")
+    first = Chunk(doc_id="d", chunk_id="d:1", ordinal=1, text=first_text, heading_path=["Lists"], page_start=None,
+                  page_end=None, char_start=0, char_end=len(first_text), token_count=40)
+    second = Chunk(doc_id="d", chunk_id="d:2", ordinal=2, text=second_text, heading_path=["Lists"], page_start=None,
+                   page_end=None, char_start=doc_start, char_end=doc_start + len(second_text), token_count=60)
+    hit = SearchHit(chunk=first, doc_name="r.pdf", doc_title="R", score=1.0, rank=1)
+    lead = split_units(first_text)[-1]
+    assert lead.text.endswith("is the operator")
+    [wide] = widened([Evidence(1, hit, lead, 0.9, 0.9, None)], lambda doc_id: [first, second])
+    assert wide.unit.text.endswith("a general subscripting operator."), wide.unit.text
+    shown = worked_example(wide, 600, "[1]").markdown
+    assert shown.count("select a single element") == 1 and "Thus the former is the first object" in shown, shown
+
+
+def test_the_sentence_naming_every_side_goes_on_with_what_the_book_says_of_them(tmp_path):
+    """"它们的特点如下。" names all three tools and is the book's own comparison: the answer shows it with what follows
+    (how each works, what each is good at) before each side's own passage, and not the code above it."""
+    book = ("# 绘图\n\n## 三种工具\n\n```\n\\usepackage{graphicx}\n```\n\n与 LaTeX 配套使用的绘图工具主要有三种：METAPOST、"
+            "PSTricks 和 PGF，它们的特点如下。工作方式：METAPOST 离线绘图，PSTricks 和 PGF 在线绘图。兼容性：PGF 提供"
+            "针对各种 driver 的接口，兼容性最好。功能：PSTricks 有 PS 作后盾，功能最强。\n\n## METAPOST\n\nMETAPOST 是一种"
+            "绘图语言，输出 EPS。\n\n## PSTricks\n\nPSTricks 是一个基于 PS 的宏包。\n\n## PGF\n\nPGF 是一个独立的宏包，"
+            "和 Beamer 同一个作者。\n")
+    answer = asked_alone(tmp_path, book, "METAPOST、PSTricks 和 PGF 这三个画图工具该怎么选？各有啥优缺点",
+                         title="LaTeX 笔记", name="latex.md")
+    assert answer.kind == "compare", answer.kind
+    assert answer.text.startswith("**与 LaTeX 配套使用的绘图工具主要有三种"), answer.text
+    assert "兼容性最好" in answer.text and "功能最强" in answer.text, answer.text
+    assert "\\usepackage" not in answer.text
+    assert "**PGF**" in answer.text
