@@ -49,10 +49,6 @@ COMPARISON_PATTERNS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
     rf"\b{_A}\s+(?:vs\.?|versus)\s+{_B}{_END}",
     rf"\b{_A}\s+(?:differs?|differ)\s+from\s+{_B}{_END}",
     rf"\bsimilarities and {_DIFFERENCE}\s+between\s+{_A_LIST},?\s+and\s+{_B}{_END}",
-    # which to use, asked as one instead of the other: "when should I use a list comprehension instead of a for loop"
-    # ("how do i use a truetype font instead of helvetica" asks how, and is not matched)
-    rf"\b(?:when\s+(?:should|do|would)|should|would)\s+(?:i|you|we)\s+(?:use|choose|pick|prefer)\s+{_A}\s+"
-    rf"(?:instead of|rather than|over)\s+{_B}{_END}",
     # the two named, how they seem alike, then the ask: "ties and slurs look the same to me, what's the difference"
     rf"^\s*{_A}\s+and\s+{_B}\s+(?:look|seem|sound|feel|are)\s+(?:the same|alike|similar|identical|so similar)\b[^?？]*?"
     rf"(?:what'?s|what is|whats)\s+(?:the\s+)?(?:actual\s+|real\s+)?{_DIFFERENCE}",
