@@ -79,6 +79,10 @@ EN_DOCUMENTS = [
     # a wish or a plan: what the person means to do, which the book tells them how
     "I want to put it on a USB stick, what is a portable install?",
     "We plan to run it on three servers; what do we configure first?",
+    # how to do something, now: the book's instructions (the vote alone put these nearer "what did I write")
+    "how do i write sharps and flats in lilypond? like F sharp or B flat, and double sharps",
+    "how do i write double sharps",
+    "how can we make the prompt show the user and host?",
 ]
 
 ZH_DOCUMENTS = [
@@ -145,6 +149,7 @@ ZH_DOCUMENTS = [
     "如果我直接关掉终端，后台的任务会怎样？",
     "便携安装是个啥？我想装在 U 盘上带着走",
     "我打算在服务器上装这个软件，要先准备什么？",
+    "我该怎么写升号和降号？",
 ]
 
 EN_MEMORY = [
