@@ -115,7 +115,7 @@ def _comparison(question: str) -> tuple[tuple[str, ...], re.Match] | None:
         listed = [_clean(a, choosing) for a in _LISTED.split(m.group("a")) if a.strip()]
         more = [_clean(b, choosing) for b in _MORE_VS.split(m.group("b")) if b.strip()]
         sides = tuple(dict.fromkeys(side for side in [*listed, *more] if side))
-        sides = _without_shared_modifier(sides)
+        sides = _one_named(_without_shared_modifier(sides))
         if len(sides) >= 2 and len({s.lower() for s in sides}) == len(sides) and all(listed):
             field = _FIELD_BEFORE.search(question[:m.start("a")])
             if field and not any(":" in side for side in sides):
@@ -176,6 +176,22 @@ def _without_shared_modifier(sides: tuple[str, ...]) -> tuple[str, ...]:
         if m and any(_alike(head, other) for j, other in enumerate(sides) if j != k and "的" not in other):
             side = head
         out.append(side)
+    return tuple(out)
+
+
+# "How is the new MCAS design different from the original one?": "one" is the first side's noun
+_ONE = re.compile(r"^(?P<modifier>[\w\-]+(?:\s+[\w\-]+)?)\s+ones?$", re.IGNORECASE)
+
+
+def _one_named(sides: tuple[str, ...]) -> tuple[str, ...]:
+    """A side written as "<modifier> one" named with the noun of the side before it, its own modifier for that
+    side's first word ("new MCAS design", "original one" -> "original MCAS design")."""
+    out = list(sides)
+    for k in range(1, len(out)):
+        m = _ONE.match(out[k])
+        words = out[k - 1].split()
+        if m and len(words) >= 2:
+            out[k] = f"{m.group('modifier')} {' '.join(words[1:])}"
     return tuple(out)
 
 

@@ -367,6 +367,10 @@ def test_an_explanation_goes_on_after_its_first_sentence(library):
     ("ties and slurs look the same to me, what's the actual difference in lilypond?", ("ties", "slurs")),
     ("& vs && in an if() condition, which one should I use?", ("&", "&&")),
     ("whats the diffrence between Lst[[1]] and Lst[1] for a list", ("Lst[[1]]", "Lst[1]")),
+    # "one" stands for the first side's noun
+    ("How is the new MCAS design different from the original one?", ("new MCAS design", "original MCAS design")),
+    ("What is the difference between the old API and the new one?", ("old API", "new API")),
+    ("What is the difference between a list and the other one?", ("list", "other one")),   # no noun to name it by
 ])
 def test_the_sides_of_a_comparison(question, sides):
     assert comparison_sides(question) == sides
