@@ -71,6 +71,17 @@ COMPARISON_PATTERNS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
     r"(?P<a>[^，。？！：:]+?)(?:和|与|跟)(?P<b>[^，。？！：:]+?)一样吗",
 )]
 
+# What each of several things is, asked together: "what are contexts and engravers?", "what are main, contrib and
+# non-free in the Debian archive?". Each is found on its own and shown side by side, as a comparison's sides are,
+# but the question asks to explain them (`asks_what_each_is`). Not "what is X and how does it work" (a second ask),
+# nor "what are the pros and cons" (ASPECT_WORDS: sides of one thing, not things).
+_NOT_AN_ASK = r"(?!(?:how|why|when|what|which|where|who|does|do|is|are|can|could|should|would|will)\b)"
+EACH_PATTERNS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
+    rf"\b(?:what|whats|what's)\s+(?:are|is)\s+(?:the\s+)?{_A_LIST},?\s+and\s+(?:the\s+)?{_NOT_AN_ASK}{_B}{_END}",
+)]
+ASPECT_WORDS = frozenset("pros cons advantages disadvantages benefits drawbacks strengths weaknesses similarities "
+                         "differences upsides downsides limitations features inputs outputs causes effects".split())
+
 # what leads into a side but does not name it: "for notifications should i write my own NOTIFYCMD script or use
 # upssched" compares "NOTIFYCMD script" and "upssched"
 _LEAD_EN = re.compile(r"^(?:(?:what|what's|whats)\s+(?:is|are)\s+(?:the\s+)?|the\s+|a\s+|an\s+|python'?s?\s+|"
@@ -105,9 +116,16 @@ def comparison_sides(question: str) -> tuple[str, ...] | None:
     return found[0] if found else None
 
 
+def asks_what_each_is(question: str) -> bool:
+    """Whether the question asks what each of the things it names is ("what are contexts and engravers?"), rather
+    than how they differ: its sides (comparison_sides) are explained each, not compared."""
+    found = _comparison(question)
+    return found is not None and found[1].re in EACH_PATTERNS
+
+
 def _comparison(question: str) -> tuple[tuple[str, ...], re.Match] | None:
     """The sides compared and the match of the phrasing that names them (the first pattern naming two or more)."""
-    for pattern in COMPARISON_PATTERNS:
+    for pattern in (*COMPARISON_PATTERNS, *EACH_PATTERNS):
         m = pattern.search(question)
         if not m:
             continue
@@ -116,6 +134,8 @@ def _comparison(question: str) -> tuple[tuple[str, ...], re.Match] | None:
         more = [_clean(b, choosing) for b in _MORE_VS.split(m.group("b")) if b.strip()]
         sides = tuple(dict.fromkeys(side for side in [*listed, *more] if side))
         sides = _one_named(_without_shared_modifier(sides))
+        if pattern in EACH_PATTERNS and any(side.split()[0].lower() in ASPECT_WORDS for side in sides if side):
+            continue
         if len(sides) >= 2 and len({s.lower() for s in sides}) == len(sides) and all(listed):
             field = _FIELD_BEFORE.search(question[:m.start("a")])
             if field and not any(":" in side for side in sides):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.text import detect_language, search_tokens
-from rag.compare import comparison_sides
+from rag.compare import asks_what_each_is, comparison_sides
 from rag.kinds import classify_kind
 from rag.listing import listed_section
 from rag.outline import Outline, heading_text
@@ -52,7 +52,9 @@ def plan_question(question: str, outlines: dict[str, Outline], names: dict[str, 
     decision = _asked_of_the_scope(asked, request)
     kind = decision.kind
     sides = comparison_sides(question) if kind == "compare" or decision.scores.get("compare", 0) >= 0.2 else None
-    if sides and kind not in ("compare", "why", "howto"):
+    if sides and asks_what_each_is(question):
+        kind = "explain"          # "what are contexts and engravers?": each found on its own, each explained
+    elif sides and kind not in ("compare", "why", "howto"):
         kind = "compare"          # "list vs tuple?" names two sides: whatever else it asks, it compares them
     # "What does chapter 4 cover?", "第三章讲了什么": a chapter named by its number with nothing more specific asked
     # of it. One named by its subject says what is asked by itself ("In the SVM chapter, which conditions must the

@@ -206,14 +206,26 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
     # one side's sentence goes on only up to the other side's: "A list is mutable … A tuple is immutable" would
     # say the tuple's line twice
     used_units.update((ev.hit.chunk.chunk_id, ev.unit.start) for _, ev in picked)
+    said: list[tuple[int, list[str], str]] = []    # (line, names, what it quotes) of each side shown so far
+    joiner = "、" if zh else ", "
     for names, ev in picked:
         found += 1
-        label = "**" + ("、" if zh else ", ").join(names) + "**" + ("：" if zh else ": ")
+        label = "**" + joiner.join(names) + "**" + ("：" if zh else ": ")
         if side_chars:
+            # a side whose sentence another side's passage already went on into (chunks overlap: "… is called the
+            # link function" ends the linear predictor's passage) is named with that side, not quoted twice
+            earlier = next((k for k, (_, _, quote) in enumerate(said) if _flat(ev.unit.text) in quote), None)
+            if earlier is not None:
+                line, earlier_names, quote = said[earlier]
+                lines[line] = lines[line].replace("**" + joiner.join(earlier_names) + "**",
+                                                  "**" + joiner.join([*earlier_names, *names]) + "**", 1)
+                said[earlier] = (line, [*earlier_names, *names], quote)
+                continue
             mark = cites.mark(ev.hit, ev.unit.text, ev.score)
             others = tuple(side for side in sides if side not in names)
             shown = worked_example(ev, side_chars, mark, lead_bold=False, shown=used_units, others=others)
             grow_quote(next(c for c in cites.items if f"[{c.n}]" == mark), ev.unit.text, shown)
+            said.append((len(lines), list(names), _flat(shown.quote)))
             lines.append(label + ("\n\n" if shown.markdown.startswith("```") else "") + shown.markdown)
             continue
         lines.append(f"{label}{_short(ev.unit.text)} {cites.mark(ev.hit, ev.unit.text, ev.score)}")
@@ -223,6 +235,11 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
 
 
 _LABEL = re.compile(r"^[^\W\d][\w ]{0,30}[:：]\s")
+
+
+def _flat(text: str) -> str:
+    """The text as one line of lower case: a sentence found again where a chunk's overlap cut it differently."""
+    return " ".join(text.split()).lower()
 
 
 def _points_elsewhere(text: str, name: str) -> bool:

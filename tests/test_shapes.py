@@ -194,6 +194,42 @@ def test_a_comparison_of_three_things_sets_each_side_by_side(library):
     assert "**过拟合**：过拟合是指学习器把训练样本自身的特点" in answer.text
 
 
+def test_what_each_of_several_things_is_is_explained_side_by_side(library):
+    """"What are lists and tuples?" asks what each is: each is found on its own and shown under its name, as an
+    explanation (not a comparison of how they differ)."""
+    from rag.compare import asks_what_each_is
+    _, answer = ask(library, "What are lists and tuples?")
+    assert answer.kind == "explain" and not answer.refused, answer.kind
+    assert "**lists**:" in answer.text and "**tuples**:" in answer.text, answer.text
+    assert "A list is a sequence of values" in answer.text and "A tuple is a sequence of values that is immutable" \
+        in answer.text
+    assert asks_what_each_is("what are main, contrib and non-free in the Debian archive?")
+    assert not asks_what_each_is("What is the difference between a list and a tuple?")
+
+
+def test_a_side_the_passage_before_already_went_on_into_is_named_with_it_not_shown_twice():
+    """Chunks overlap: the linear predictor's passage goes on into "… is called the link function", which is also
+    the link function's best sentence (in the next chunk). It is shown once, under both names."""
+    from rag.evidence import Evidence, split_units
+    from rag.shapes import compare_answer
+    from rag.types import Chunk, SearchHit
+
+    def hit(cid, text):
+        chunk = Chunk(doc_id="d", chunk_id=cid, ordinal=int(cid[-1]), text=text, heading_path=["GLMs"],
+                      page_start=None, page_end=None, char_start=0, char_end=len(text), token_count=60)
+        return SearchHit(chunk=chunk, doc_name="r.pdf", doc_title="R", score=1.0, rank=1)
+
+    first = hit("d:1", "This linear function is called the linear predictor. The mean is a smooth invertible function "
+                       "of it, and this inverse function is called the link function.")
+    second = hit("d:2", "And this inverse function is called the link function. Other families follow.")
+    predictor = Evidence(1, first, split_units(first.chunk.text)[0], 0.9, 0.9, None)
+    link = Evidence(1, second, split_units(second.chunk.text)[0], 0.9, 0.9, None)
+    answer = compare_answer("what are the linear predictor and the link function?", ("linear predictor", "link function"),
+                            ([predictor], [link]), [], zh=False, side_chars=350)
+    assert "**linear predictor, link function**: This linear function" in answer.text, answer.text
+    assert answer.text.count("is called the link function") == 1, answer.text
+
+
 MONITOR_MANUAL = """# Chapter 2 The monitor
 
 ## 2.1 Roles
@@ -371,6 +407,9 @@ def test_an_explanation_goes_on_after_its_first_sentence(library):
     ("How is the new MCAS design different from the original one?", ("new MCAS design", "original MCAS design")),
     ("What is the difference between the old API and the new one?", ("old API", "new API")),
     ("What is the difference between a list and the other one?", ("list", "other one")),   # no noun to name it by
+    # what each of several things is
+    ("what are contexts and engravers? the manual keeps talking about them", ("contexts", "engravers")),
+    ("what are main, contrib and non-free in the Debian archive?", ("main", "contrib", "non-free")),
 ])
 def test_the_sides_of_a_comparison(question, sides):
     assert comparison_sides(question) == sides
@@ -411,6 +450,8 @@ def test_the_words_a_comparison_is_made_in(question, context):
                                       # one thing used instead of another is asked about the one: its passage
                                       # on when to use it ("list comprehensions are harder to debug") answers
                                       "When should I use a list comprehension instead of a normal for loop?",
+                                      # one thing and a second ask about it; sides of one thing
+                                      "What is Bagging and how does it work?", "What are the pros and cons of recursion?",
                                       "how do i use a truetype font (ttf) instead of helvetica?"])
 def test_no_sides_when_nothing_is_compared(question):
     assert comparison_sides(question) is None
