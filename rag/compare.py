@@ -75,9 +75,15 @@ COMPARISON_PATTERNS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
 # non-free in the Debian archive?". Each is found on its own and shown side by side, as a comparison's sides are,
 # but the question asks to explain them (`asks_what_each_is`). Not "what is X and how does it work" (a second ask),
 # nor "what are the pros and cons" (ASPECT_WORDS: sides of one thing, not things).
-_NOT_AN_ASK = r"(?!(?:how|why|when|what|which|where|who|does|do|is|are|can|could|should|would|will)\b)"
+_ASK_WORD = r"(?:how|why|when|what|which|where|who|does|do|is|are|can|could|should|would|will)"
+_NOT_AN_ASK = rf"(?!{_ASK_WORD}\b)"
+# the first things named, up to a second ask ("what is ZeRO in DeepSpeed and how do ZeRO-1 … differ" names no list)
+_EACH_A = rf"(?P<a>(?:(?!\band\s+{_ASK_WORD}\b)[^?？。;；:：])+?)"
 EACH_PATTERNS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
-    rf"\b(?:what|whats|what's)\s+(?:are|is)\s+(?:the\s+)?{_A_LIST},?\s+and\s+(?:the\s+)?{_NOT_AN_ASK}{_B}{_END}",
+    rf"\b(?:what|whats|what's)\s+(?:are|is)\s+(?:the\s+)?{_EACH_A},?\s+and\s+(?:the\s+)?{_NOT_AN_ASK}{_B}{_END}",
+    rf"\bwhat\s+(?:do|does)\s+(?:the\s+)?{_EACH_A},?\s+and\s+(?:the\s+)?{_B}\s+(?:mean|stand for)\b",
+    # "!! 和 !$ 是啥意思" (not "默认的线端和连接样式又是啥": values asked of each are looked up)
+    r"(?P<a>[^，。？！：:]+?)(?:和|与|跟)(?P<b>[^，。？！：:]+?)(?:分别|各自)?(?:是)?(?:啥|什么)意思(?=[？?，,。！!]|$)",
 )]
 ASPECT_WORDS = frozenset("pros cons advantages disadvantages benefits drawbacks strengths weaknesses similarities "
                          "differences upsides downsides limitations features inputs outputs causes effects".split())
@@ -97,6 +103,7 @@ _TAIL_EN = re.compile(r"\s+(?:in python|in (?:the|this|that|my|your|an?) (?:[\w\
                       r"according to .+|exactly|really|actually)$", re.IGNORECASE)
 _LEAD_ZH = re.compile(r"^(?:请问|请|帮我|我想知道|想知道|你能|能否|可以|说说|讲讲|书里|书中|在书中|这本书里|那么|那|"
                       r"(?:理清|梳理|理一理|讲解|解释|说明|介绍)(?:一下)?\s*|"
+                      r"[A-Za-z][\w\-]*\s*[\u4e00-\u9fff]{1,4}(?:里|中)\s+|"       # "history 展开里 !!"
                       r"[A-Za-z0-9\- ]+\s*(?:里|中|的)|[^，。？！“”]{1,12}?(?:书|笔记|教材|文档|讲义|章|节)(?:里|中)(?:的)?)+")
 # a side written in quotes is the quoted term: "南瓜书中“算法”和“模型”的区别" compares 算法 and 模型
 _QUOTED_SIDE = re.compile(r"[“\"「『']([^”\"」』']{1,40})[”\"」』']")

@@ -205,6 +205,8 @@ def test_what_each_of_several_things_is_is_explained_side_by_side(library):
         in answer.text
     assert asks_what_each_is("what are main, contrib and non-free in the Debian archive?")
     assert not asks_what_each_is("What is the difference between a list and a tuple?")
+    assert not asks_what_each_is("What is ZeRO in DeepSpeed and how do ZeRO-1, ZeRO-2 and ZeRO-3 differ?")
+    assert asks_what_each_is("history 展开里 !! 和 !$ 是啥意思？")
 
 
 def test_a_side_the_passage_before_already_went_on_into_is_named_with_it_not_shown_twice():
@@ -410,6 +412,8 @@ def test_an_explanation_goes_on_after_its_first_sentence(library):
     # what each of several things is
     ("what are contexts and engravers? the manual keeps talking about them", ("contexts", "engravers")),
     ("what are main, contrib and non-free in the Debian archive?", ("main", "contrib", "non-free")),
+    ("What do !! and !$ mean in history expansion?", ("!!", "!$")),
+    ("history 展开里 !! 和 !$ 是啥意思？怎么快速改掉错字", ("!!", "!$")),
 ])
 def test_the_sides_of_a_comparison(question, sides):
     assert comparison_sides(question) == sides
@@ -452,6 +456,8 @@ def test_the_words_a_comparison_is_made_in(question, context):
                                       "When should I use a list comprehension instead of a normal for loop?",
                                       # one thing and a second ask about it; sides of one thing
                                       "What is Bagging and how does it work?", "What are the pros and cons of recursion?",
+                                      # values asked of each are looked up
+                                      "画笔默认线宽是多少？默认的线端和连接样式又是啥",
                                       "how do i use a truetype font (ttf) instead of helvetica?"])
 def test_no_sides_when_nothing_is_compared(question):
     assert comparison_sides(question) is None
