@@ -1,6 +1,6 @@
 """Retrieval (and answer) evaluation on a folder with docs/ and questions.jsonl (format in shared EVAL.md).
 
-    python -m rag.eval DIR [--mode hybrid|dense|bm25] [--mqe] [--hyde] [--rerank MODEL] [--limit N]
+    python -m rag.eval DIR [--mode hybrid|dense|bm25] [--mqe] [--hyde] [--rerank MODEL] [--limit N] [--type KIND]
     python -m rag.eval DIR --answers [--llm none|auto|local|openai] [--answers-out FILE.jsonl] ...
 
 Ingests every file of DIR/docs into ONE fresh knowledge base in a temporary data folder, searches each
@@ -127,6 +127,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--chunk-size", type=int)
     parser.add_argument("--chunk-overlap", type=int)
     parser.add_argument("--limit", type=int, help="only the first N questions")
+    parser.add_argument("--type", dest="kind", metavar="KIND",
+                        help="only the questions of this type (compare, explain, …; learner sets)")
     parser.add_argument("--answers", action="store_true",
                         help="also ask every question through the assistant and add the answer metrics")
     parser.add_argument("--llm", choices=["auto", "none", "local", "openai"], default="auto",
@@ -141,6 +143,8 @@ def main(argv: list[str] | None = None) -> dict:
 
     docs = sorted(p for p in (args.dir / "docs").iterdir() if p.is_file())
     questions = [json.loads(line) for line in open(args.dir / "questions.jsonl", encoding="utf-8") if line.strip()]
+    if args.kind:
+        questions = [q for q in questions if q.get("type") == args.kind]
     if args.limit:
         questions = questions[:args.limit]
 

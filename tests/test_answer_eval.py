@@ -204,6 +204,20 @@ def test_eval_answers_end_to_end(tmp_path, monkeypatch):
     assert set(result["by_type"]) == {"lookup"} and set(result["by_lang"]) == {"en"}
 
 
+def test_eval_answers_only_the_questions_of_one_type(tmp_path, monkeypatch):
+    """--type KIND keeps the questions of that type (a learner set's comparisons, say), so one kind is measured
+    through the product's own command."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    from rag import eval as rag_eval
+    dataset = write_set(tmp_path / "tiny", ANSWERABLE + UNANSWERABLE)
+    out_file = tmp_path / "answers.jsonl"
+    result = rag_eval.main([str(dataset), "--answers", "--llm", "none", "--quiet", "--type", "lookup",
+                            "--answers-out", str(out_file)])
+    assert result["n"] == 1 and set(result["by_type"]) == {"lookup"}
+    assert [json.loads(line)["id"] for line in out_file.read_text(encoding="utf-8").splitlines()] == ["a1"]
+
+
 # == rag.eval_sets mix ===========================================================================
 def test_mix_links_documents_and_blanks_the_other_sets_gold(tmp_path):
     from rag import eval_sets
