@@ -293,7 +293,9 @@ def chat_markdown(text: str, *, answer: int | None = None, citations: dict[int, 
         return f'[\\[{n}\\]](#cite-{answer}-{n} "{title}")'
 
     def prose(part: str) -> str:
-        return CITATION_MARK.sub(link, part.replace("<", "&lt;").replace("![", "!\\["))
+        # a tilde is the book's ("‘~’ ties two notes", "~/texmf"), never strikethrough: the chat's renderer struck
+        # out all text between two of them
+        return CITATION_MARK.sub(link, part.replace("<", "&lt;").replace("![", "!\\[").replace("~", "\\~"))
 
     return "\n".join("\n".join(lines) if is_code else _outside_code_spans("\n".join(lines), prose)
                      for is_code, lines in _blocks(reflow_quotes(text)))

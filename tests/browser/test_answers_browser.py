@@ -172,6 +172,28 @@ def test_document_html_is_printed_not_rendered(learner):
     assert page.query_selector_all("#chat img[src='x'], #chat [onerror]") == []
 
 
+TIE_NOTES = """# Ties in music notation
+
+A tie is created by appending a tilde ‘~’ to the first of the two notes being tied, as in g'4~ g.
+Your own tie styles go in the folder ~/texmf of your home directory.
+"""
+
+
+def test_a_tilde_in_a_document_is_text_not_strikethrough(learner, tmp_path):
+    """Two tildes in a passage ("‘~’", "g'4~ g") once struck out all the text between them."""
+    page = learner
+    notes = tmp_path / "tie-notes.md"
+    notes.write_text(TIE_NOTES, encoding="utf-8")
+    page.click("button[role=tab]:has-text('Documents')")
+    page.set_input_files("#upload input[type=file]", str(notes))
+    page.wait_for_function("() => document.querySelector('#doc-status').innerText.includes('1 of 1 files added')",
+                           timeout=60_000)
+    page.click("button[role=tab]:has-text('Q&A')")
+    answer = ask(page, "How is a tie created in music notation?")
+    assert "appending a tilde ‘~’ to the first of the two notes being tied, as in g'4~ g" in answer, answer
+    assert page.query_selector_all("#chat del, #chat s") == []
+
+
 def test_fenced_code_stays_code(learner, tmp_path, artefacts):
     page = learner
     notes = tmp_path / "factorial-notes.md"
