@@ -190,7 +190,7 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
         # pages: nutupsdrv(8), upsdrvctl(8)"); the side's entry ("tuple: an immutable sequence") does not
         unused = [ev for ev in evidence if ev.unit.text not in used and
                   (ev.hit.chunk.chunk_id, ev.unit.start) not in used_units]
-        chosen = [_best_for_side(unused, name, tuple(o for o in sides if o != name))] if unused else []
+        chosen = [_best_for_side(unused, name)] if unused else []
         if chosen:
             used.add(chosen[0].unit.text)
             picked.append(([name], chosen[0]))
@@ -240,15 +240,12 @@ _LABEL = re.compile(r"^[^\W\d][\w ]{0,30}[:：]\s")
 SIDE_TIE = 0.02
 
 
-def _best_for_side(evidence: list[Evidence], name: str, others: tuple[str, ...] = ()) -> Evidence:
-    """A side's sentence: its best, unless one scored as well is about this side alone — opens with its name and
-    names no other side ("瘦客户端的主要优点是…" over "• 主服务器 + 瘦客户端服务器…"; not "The primary and secondary roles
-    are written …" over the opening of the section titled "Primary") — and never a label line pointing elsewhere
-    when another will do."""
+def _best_for_side(evidence: list[Evidence], name: str) -> Evidence:
+    """A side's sentence: its best, unless one scored as well is about the side — opens with its name ("瘦客户端的主要
+    优点是…" over "• 主服务器 + 瘦客户端服务器…") — and never a label line pointing elsewhere when another will do."""
     fit = [ev for ev in evidence if not _points_elsewhere(ev.unit.text, name)] or evidence
     top = max(ev.score for ev in fit)
-    return next((ev for ev in fit if ev.score >= top - SIDE_TIE and opens_with(ev.unit.text, (name,)) and
-                 not any(other.lower() in ev.unit.text.lower() for other in others)), fit[0])
+    return next((ev for ev in fit if ev.score >= top - SIDE_TIE and opens_with(ev.unit.text, (name,))), fit[0])
 
 
 def _flat(text: str) -> str:
