@@ -190,7 +190,7 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
         # pages: nutupsdrv(8), upsdrvctl(8)"); the side's entry ("tuple: an immutable sequence") does not
         unused = [ev for ev in evidence if ev.unit.text not in used and
                   (ev.hit.chunk.chunk_id, ev.unit.start) not in used_units]
-        chosen = [_best_for_side(unused, name)] if unused else []
+        chosen = [next((ev for ev in unused if not _points_elsewhere(ev.unit.text, name)), unused[0])] if unused else []
         if chosen:
             used.add(chosen[0].unit.text)
             picked.append(([name], chosen[0]))
@@ -235,17 +235,6 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
 
 
 _LABEL = re.compile(r"^[^\W\d][\w ]{0,30}[:：]\s")
-
-# a side's sentences scored this close are equally good matches ("胖客户端" is in each of them, all score 1.0)
-SIDE_TIE = 0.02
-
-
-def _best_for_side(evidence: list[Evidence], name: str) -> Evidence:
-    """A side's sentence: its best, unless one scored as well is about the side — opens with its name ("瘦客户端的主要
-    优点是…" over "• 主服务器 + 瘦客户端服务器…") — and never a label line pointing elsewhere when another will do."""
-    fit = [ev for ev in evidence if not _points_elsewhere(ev.unit.text, name)] or evidence
-    top = max(ev.score for ev in fit)
-    return next((ev for ev in fit if ev.score >= top - SIDE_TIE and opens_with(ev.unit.text, (name,))), fit[0])
 
 
 def _flat(text: str) -> str:

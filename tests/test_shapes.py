@@ -232,33 +232,6 @@ def test_a_side_the_passage_before_already_went_on_into_is_named_with_it_not_sho
     assert answer.text.count("is called the link function") == 1, answer.text
 
 
-def test_of_a_sides_equally_good_sentences_the_one_about_it_is_shown():
-    """Every sentence naming "瘦客户端" scores the same for that side; the one about it ("瘦客户端的主要优点是…") is
-    shown, not the first found that merely mentions it ("• 主服务器 + 瘦客户端服务器…")."""
-    from rag.evidence import Evidence, split_units
-    from rag.shapes import compare_answer
-    from rag.types import Chunk, SearchHit
-
-    def evidence(cid, text, score=1.0):
-        chunk = Chunk(doc_id="d", chunk_id=cid, ordinal=int(cid[-1]), text=text, heading_path=["客户端"],
-                      page_start=None, page_end=None, char_start=0, char_end=len(text), token_count=60)
-        hit = SearchHit(chunk=chunk, doc_name="edu.pdf", doc_title="Edu", score=1.0, rank=1)
-        return Evidence(1, hit, split_units(text)[0], score, score, None)
-
-    mention = evidence("d:1", "• 主服务器 + 瘦客户端服务器，这个组合的配置提供了只在一台服务器上设置完整网络的能力。")
-    about = evidence("d:2", "瘦客户端的主要优点是再次使用较旧的设备，而不会增加运行的复杂性。")
-    fat = evidence("d:3", "胖客户端的优点是所有程序在本地运行。")
-    answer = compare_answer("胖客户端和瘦客户端有啥区别", ("胖客户端", "瘦客户端"), ([fat], [mention, about]), [],
-                            zh=True, side_chars=350)
-    assert "**瘦客户端**：瘦客户端的主要优点是再次使用较旧的设备" in answer.text, answer.text
-    # a clearly better match is still shown first
-    better = evidence("d:1", "• 主服务器 + 瘦客户端服务器，这个组合的配置提供了只在一台服务器上设置完整网络的能力。", 1.0)
-    weaker = evidence("d:2", "瘦客户端的主要优点是再次使用较旧的设备，而不会增加运行的复杂性。", 0.8)
-    answer = compare_answer("胖客户端和瘦客户端有啥区别", ("胖客户端", "瘦客户端"), ([fat], [better, weaker]), [],
-                            zh=True, side_chars=0)
-    assert "**瘦客户端**：• 主服务器" in answer.text, answer.text
-
-
 MONITOR_MANUAL = """# Chapter 2 The monitor
 
 ## 2.1 Roles
