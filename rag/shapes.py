@@ -159,6 +159,7 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
     cites = _Citations()
     lines, used = [], set()
     used_units: set[tuple[str, int]] = set()
+    lead_said = ""          # what the sentence naming every side showed, on one line (`_flat`)
     if both:
         ev = both[0]
         if side_chars:
@@ -169,6 +170,7 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
                                    compared=True)
             grow_quote(next(c for c in cites.items if f"[{c.n}]" == mark), ev.unit.text, shown)
             lines.append(shown.markdown)
+            lead_said = _flat(shown.quote)
         else:
             # "This solution also adds the upsdrvsvcctl script …" comes after the sentence it points back at
             earlier = antecedent(ev)
@@ -188,8 +190,9 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
             continue
         # a label line without a verb that does not open with the side's name points elsewhere ("References: man
         # pages: nutupsdrv(8), upsdrvctl(8)"); the side's entry ("tuple: an immutable sequence") does not
+        # nor one the lead already went on into (read from another copy of its chunk, its offsets are not the lead's)
         unused = [ev for ev in evidence if ev.unit.text not in used and
-                  (ev.hit.chunk.chunk_id, ev.unit.start) not in used_units]
+                  (ev.hit.chunk.chunk_id, ev.unit.start) not in used_units and _flat(ev.unit.text) not in lead_said]
         chosen = [next((ev for ev in unused if not _points_elsewhere(ev.unit.text, name)), unused[0])] if unused else []
         if chosen:
             used.add(chosen[0].unit.text)
