@@ -212,20 +212,10 @@ def test_what_each_of_several_things_is_is_explained_side_by_side(library):
 def test_a_side_the_passage_before_already_went_on_into_is_named_with_it_not_shown_twice():
     """Chunks overlap: the linear predictor's passage goes on into "… is called the link function", which is also
     the link function's best sentence (in the next chunk). It is shown once, under both names."""
-    from rag.evidence import Evidence, split_units
     from rag.shapes import compare_answer
-    from rag.types import Chunk, SearchHit
-
-    def hit(cid, text):
-        chunk = Chunk(doc_id="d", chunk_id=cid, ordinal=int(cid[-1]), text=text, heading_path=["GLMs"],
-                      page_start=None, page_end=None, char_start=0, char_end=len(text), token_count=60)
-        return SearchHit(chunk=chunk, doc_name="r.pdf", doc_title="R", score=1.0, rank=1)
-
-    first = hit("d:1", "This linear function is called the linear predictor. The mean is a smooth invertible function "
-                       "of it, and this inverse function is called the link function.")
-    second = hit("d:2", "And this inverse function is called the link function. Other families follow.")
-    predictor = Evidence(1, first, split_units(first.chunk.text)[0], 0.9, 0.9, None)
-    link = Evidence(1, second, split_units(second.chunk.text)[0], 0.9, 0.9, None)
+    predictor = _evidence("This linear function is called the linear predictor. The mean is a smooth invertible "
+                          "function of it, and this inverse function is called the link function.", "This linear", 1)
+    link = _evidence("And this inverse function is called the link function. Other families follow.", "And this", 2)
     answer = compare_answer("what are the linear predictor and the link function?", ("linear predictor", "link function"),
                             ([predictor], [link]), [], zh=False, side_chars=350)
     assert "**linear predictor, link function**: This linear function" in answer.text, answer.text
@@ -235,20 +225,10 @@ def test_a_side_the_passage_before_already_went_on_into_is_named_with_it_not_sho
 def test_a_side_does_not_repeat_what_the_sentence_naming_both_went_on_to_say():
     """The sentence naming both sides goes on ("Lists are mutable. Tuples are immutable."); a side's best sentence is
     one of those, found in another copy of the chunk (other offsets): the side shows its next sentence instead."""
-    from rag.evidence import Evidence, split_units
     from rag.shapes import compare_answer
-    from rag.types import Chunk, SearchHit
-
-    def hit(cid, text):
-        chunk = Chunk(doc_id="d", chunk_id=cid, ordinal=int(cid[-1]), text=text, heading_path=["Sequences"],
-                      page_start=None, page_end=None, char_start=0, char_end=len(text), token_count=60)
-        return SearchHit(chunk=chunk, doc_name="py.pdf", doc_title="Py", score=1.0, rank=1)
-
-    lead_hit = hit("d:1", "Lists and tuples differ in one way. Lists are mutable. Tuples are immutable.")
-    side_hit = hit("d:2", "Intro words. Lists are mutable. Lists grow with append.")
-    both = Evidence(1, lead_hit, split_units(lead_hit.chunk.text)[0], 0.9, 0.9, None)
-    units = split_units(side_hit.chunk.text)
-    lists = [Evidence(1, side_hit, units[1], 0.9, 0.9, None), Evidence(1, side_hit, units[2], 0.8, 0.8, None)]
+    both = _evidence("Lists and tuples differ in one way. Lists are mutable. Tuples are immutable.", "Lists and", 1)
+    side = "Intro words. Lists are mutable. Lists grow with append."
+    lists = [_evidence(side, "Lists are", 2), _evidence(side, "Lists grow", 2)]
     answer = compare_answer("list vs tuple?", ("lists", "tuples"), (lists, []), [both], zh=False, side_chars=350)
     assert answer.text.count("Lists are mutable") == 1, answer.text
     assert "**lists**: Lists grow with append." in answer.text, answer.text

@@ -184,11 +184,9 @@ def test_a_tilde_in_a_document_is_text_not_strikethrough(learner, tmp_path):
     page = learner
     notes = tmp_path / "tie-notes.md"
     notes.write_text(TIE_NOTES, encoding="utf-8")
-    page.click("button[role=tab]:has-text('Documents')")
-    page.set_input_files("#upload input[type=file]", str(notes))
-    page.wait_for_function("() => document.querySelector('#doc-status').innerText.includes('1 of 1 files added')",
-                           timeout=60_000)
-    page.click("button[role=tab]:has-text('Q&A')")
+    open_tab(page, "Documents")
+    upload(page, notes)
+    open_tab(page, "Q&A")
     answer = ask(page, "How is a tie created in music notation?")
     assert "appending a tilde ‘~’ to the first of the two notes being tied, as in g'4~ g" in answer, answer
     assert page.query_selector_all("#chat del, #chat s") == []
@@ -198,11 +196,9 @@ def test_fenced_code_stays_code(learner, tmp_path, artefacts):
     page = learner
     notes = tmp_path / "factorial-notes.md"
     notes.write_text(CODE_NOTES, encoding="utf-8")
-    page.click("button[role=tab]:has-text('Documents')")
-    page.set_input_files("#upload input[type=file]", str(notes))
-    page.wait_for_function("() => document.querySelector('#doc-status').innerText.includes('1 of 1 files added')",
-                           timeout=60_000)
-    page.click("button[role=tab]:has-text('Q&A')")
+    open_tab(page, "Documents")
+    upload(page, notes)
+    open_tab(page, "Q&A")
     # the study guide PDF speaks of factorials in prose too: the question names what the notes say
     ask(page, "How do I write a recursive factorial function in Python?")
     last = page.query_selector_all('#chat [data-testid="bot"]')[-1]
