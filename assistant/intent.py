@@ -262,7 +262,6 @@ class IntentRouter:
             return MARGIN_OWN_PAST
         if not own_past and not past_time and _ASKS_HOW.search(question):
             return math.inf          # how to do something: the book's instructions, whatever the vote
-
         if book and not own_past:
             return MARGIN_BOOK
         return MARGIN_WITH_TIME if past_time else MARGIN
