@@ -744,6 +744,25 @@ def _is_label(text: str) -> bool:
     return text.rstrip().endswith((":", "："))
 
 
+_MARKS_ONLY = re.compile(r"\s*(?:\[\d{1,6}\]\s*)+")
+_OPENING_MARK = re.compile(r"(\s*)\[(\d{1,6})\][ \t]+(?=\S)")
+
+
+def _without_bare_marks(prose: str) -> str:
+    """Prose without a paragraph of citation marks only ("[3]", left when its sentences were dropped) and without the
+    source label a small model opens a paragraph with ("[1] Tuples are … [1]", copying how the passages were shown
+    to it) when the paragraph cites that source again."""
+    out = []
+    for paragraph in re.split(r"(\n[ \t]*\n)", prose):
+        if paragraph.strip() and _MARKS_ONLY.fullmatch(paragraph):
+            continue
+        opening = _OPENING_MARK.match(paragraph)
+        if opening and f"[{opening.group(2)}]" in paragraph[opening.end():]:
+            paragraph = opening.group(1) + paragraph[opening.end():]
+        out.append(paragraph)
+    return "".join(out)
+
+
 def drop_unsupported(answer: Answer, embedder, judge=None) -> list[SentenceCheck]:
     """Check every sentence of a composed answer against the passage(s) it cites (rag.support) and leave out
     each one they do not back, each uncited one marked ⚠ (attribute_uncited found no source for it) and each
@@ -778,7 +797,7 @@ def drop_unsupported(answer: Answer, embedder, judge=None) -> list[SentenceCheck
                 prose = prose.replace(sentence, "", 1)
             elif claim:
                 seen.add(claim.lower())
-        parts.append(prose)
+        parts.append(_without_bare_marks(prose))
         if block:
             parts.append(block.group())
             pos = block.end()

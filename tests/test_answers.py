@@ -771,6 +771,26 @@ def test_a_sentence_repeated_after_a_line_without_a_full_stop_is_said_once(libra
     assert answer.text.count("Tuples are immutable sequences of values") == 1, answer.text
 
 
+def test_a_paragraph_left_with_marks_only_goes_and_a_copied_source_label_is_not_kept(library):
+    """The local model opens paragraphs with its sources' labels ("[1] … [1]", "[3] …"); a paragraph whose sentences
+    were all left out leaves "[3]" alone. Neither is shown; a mark that is the paragraph's only citation stays, and
+    code ("[1] 8" printed by R) is left as it is."""
+    from rag.answer import drop_unsupported
+    from rag.types import Answer, Citation
+    passages = {1: "A tuple is a sequence of values. Tuples are immutable.",
+                2: "A function that calls itself is recursive."}
+    answer = Answer("q", "[1] Tuples are immutable sequences of values. [1]\n\n[2] Recursion was invented in 1492 "
+                         "by sailors. [2]\n\n[2] A recursive function calls itself.\n\n```\n> length(x)\n[1] 8\n```",
+                    [Citation(n, "d", "d.md", None, None, f"d:{n}", 1.0, quote) for n, quote in passages.items()],
+                    "llm")
+    drop_unsupported(answer, library.embedder)
+    paragraphs = answer.text.split("\n\n")
+    assert paragraphs[0] == "Tuples are immutable sequences of values. [1]", answer.text
+    assert "Recursion was invented" not in answer.text and not any(p.strip() == "[2]" for p in paragraphs)
+    assert "[2] A recursive function calls itself." in answer.text, answer.text      # its only citation stays
+    assert "```\n> length(x)\n[1] 8\n```" in answer.text
+
+
 def test_an_uncited_sentence_no_passage_backs_is_left_out_and_its_mark_goes_with_it(library):
     """A model that cites nothing: each sentence is cited by the passage that backs it, one no passage backs is
     marked ⚠ and then left out — the ⚠ belongs to that sentence, not to the next one (it had been shown in front
