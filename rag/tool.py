@@ -84,8 +84,8 @@ def _mentions(text: str, side: str, every_word: bool = False) -> bool:
     in another language taken as naming any side let an English code line lead a Chinese comparison; a side's
     own retrieval still finds it when nothing else does. `every_word`: stopwords count too, for sides told apart
     only by them ("Architecture: any" does not name "Architecture: all")."""
-    if re.search(r"[\u4e00-\u9fff]", side):
-        return side in text
+    if re.search(r"[\u4e00-\u9fff]", side):      # spaces aside: a book writes "选项 1" where a learner types 选项1
+        return _WHITESPACE.sub("", side) in _WHITESPACE.sub("", text)
     words = search_tokens(side, keep_stopwords=every_word)
     found = set(search_tokens(text, keep_stopwords=every_word))
     stems = {w.rstrip("s") for w in found}
@@ -93,6 +93,7 @@ def _mentions(text: str, side: str, every_word: bool = False) -> bool:
 
 
 _WORDS_ONLY = re.compile(r"[\w\s\-]+")
+_WHITESPACE = re.compile(r"\s+")
 
 
 class SideEvidence(NamedTuple):

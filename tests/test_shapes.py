@@ -477,6 +477,8 @@ def test_a_comparison_side_is_named_only_where_its_words_are_written():
     assert _mentions("• Architecture: all – 独立于体系结构。", "Architecture: all", every_word=True)
     assert not _mentions("• Architecture: any – 依赖于具体的体系结构。", "Architecture: all", every_word=True)
     assert _mentions("The + operator makes a new list.", "+ operator on lists")
+    # a Chinese side is named whatever spaces the book puts in it ("选项 1" for the learner's 选项1)
+    assert _mentions("选项 1：瘦客户端与便携机的组合。", "选项1") and not _mentions("选项 2：便携机。", "选项1")
 
 
 def two_books(settings, zh_book: str = BOOK_ZH, zh_title: str = "机器学习笔记", zh_name: str = "ml-notes.md") -> RAGTool:
