@@ -27,8 +27,9 @@ MAX_SIDES = 5
 # "A、B、C 这几个引擎到底有啥不一样", "quote、quotation、verse 这三个摘录环境": what the sides are belongs to neither
 _ZH_ADVERBS = r"(?:\s*(?:这|那)[几两三四五]?(?:个|种|款|类|条|套|样)[\u4e00-\u9fff]{0,6}?)?" \
               r"(?:之间|到底|究竟|又|都|具体|实际上|各自|分别)*"
-_ZH_ASK_DIFFERENCE = r"(?:有什么|有啥|有何|有哪些|是什么|是啥|什么|啥|的|在哪|在哪里|在哪儿|哪里|哪儿)?" \
-                     r"(?:区别|不同|不一样|差别|差异|异同|优缺点|哪个好|哪个更好|哪个更|关系)"
+# their relation only when asked ("…到底啥关系", "…是什么关系"; "…登记成为公民伴侣关系" asks a number)
+_ZH_ASK_DIFFERENCE = r"(?:(?:有什么|有啥|有何|有哪些|是什么|是啥|什么|啥|的|在哪|在哪里|在哪儿|哪里|哪儿)?" \
+                     r"(?:区别|不同|不一样|差别|差异|异同|优缺点|哪个好|哪个更好|哪个更)|(?:有什么|有啥|有何|是什么|是啥|什么|啥)关系)"
 # what the sides are compared in, said after them: "RoBERTa 和 ALBERT 对 NSP 任务的处理有什么不同", "A 跟 B 这几条路线，
 # 在插图格式支持上有什么不一样" (a clause ending in 的 + a word, 上 or 方面, so that a side holding 对 or 在 stays whole)
 _ZH_COMPARED_IN = r"(?:(?:[，,]\s*)?(?:对|在)(?P<about>[^，。？！：:]{1,24}?)(?:的[\u4e00-\u9fff]{1,4}|上|方面))?"

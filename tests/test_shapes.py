@@ -458,8 +458,9 @@ def test_the_words_a_comparison_is_made_in(question, context):
                                       "When should I use a list comprehension instead of a normal for loop?",
                                       # one thing and a second ask about it; sides of one thing
                                       "What is Bagging and how does it work?", "What are the pros and cons of recursion?",
-                                      # values asked of each are looked up
+                                      # values asked of each are looked up; a relation only when asked
                                       "画笔默认线宽是多少？默认的线端和连接样式又是啥",
+                                      "法案通过后，每年大约有多少对同性恋人登记成为公民伴侣关系？",
                                       "how do i use a truetype font (ttf) instead of helvetica?"])
 def test_no_sides_when_nothing_is_compared(question):
     assert comparison_sides(question) is None
