@@ -226,7 +226,8 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
                 continue
             mark = cites.mark(ev.hit, ev.unit.text, ev.score)
             others = tuple(side for side in sides if side not in names)
-            shown = worked_example(ev, side_chars, mark, lead_bold=False, shown=used_units, others=others)
+            shown = worked_example(ev, side_chars, mark, lead_bold=False, shown=used_units, others=others,
+                                   compared=True)
             grow_quote(next(c for c in cites.items if f"[{c.n}]" == mark), ev.unit.text, shown)
             said.append((len(lines), list(names), _flat(shown.quote)))
             lines.append(label + ("\n\n" if shown.markdown.startswith("```") else "") + shown.markdown)

@@ -497,13 +497,15 @@ class RAGTool:
     def _chinese_sides_respelled(self, question: str) -> str:
         """The question with each Chinese side of a comparison that no chunk holds written as the library writes the
         term one character off it ("硬链接和软连接有什么区别" -> 软链接): a side is searched by its own words, so a slip
-        there finds nothing of its own. Other words are left as typed (jieba cuts a slip into words the book has)."""
+        there finds nothing of its own. Other words are left as typed (jieba cuts a slip into words the book has).
+        The library is one text (its chunks a line each), so each lookup is one scan, not one per chunk."""
         sides = [s for s in comparison_sides(question) or () if CJK_CHAR.search(s)]
         if not sides:
             return question
-        texts = [c.text for d in self.store.list_documents(self.user_id) for c in self.document_outline(d.doc_id).chunks]
+        library = "\n".join(c.text for d in self.store.list_documents(self.user_id)
+                             for c in self.document_outline(d.doc_id).chunks)
         for side in sides:
-            alike = chinese_slip_for(side, texts)
+            alike = chinese_slip_for(side, [library])
             if alike:
                 log.info("read the side %r as %r (no chunk holds the first; the second is one character off)",
                          side, alike)

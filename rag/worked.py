@@ -380,8 +380,8 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     answer already shows: a unit there ends the example, and the units shown here are added to it.
     `from_opening`: a sentence inside a worked example is shown from where the example begins (`example_opening`).
     `others`: the other things a comparison names; a unit opening with one of them is about it and ends this one
-    ("TEXMFLOCAL 系统管理员用来…" goes on no further than "TEXMFHOME 给用户存放…"); `compared` (implied by `others`): the
-    unit is part of a comparison, which takes the code above it only when it points back at it. `lead_context`: the answer's lead
+    ("TEXMFLOCAL 系统管理员用来…" goes on no further than "TEXMFHOME 给用户存放…"); `compared`: the unit is part of a
+    comparison, which takes the code above it only when it points back at it. `lead_context`: the answer's lead
     is shown with what it needs before it: from the first of the steps it is a later one of ("You can finally test …"
     after "The first step is …"), or after the sentence it points back at ("This program was created separately so
     …")."""
@@ -390,7 +390,7 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     intro = introduction(ev)
     # a comparison side's sentence takes the code above it only when it points back at it: the ups.conf entry just
     # before "To start and stop drivers, use upsdrvctl or upsdrvsvcctl" is no side's example
-    code_before = _code_before(ev) if not (others or compared) or refers_back(ev.unit.text) else []
+    code_before = _code_before(ev) if not compared or refers_back(ev.unit.text) else []
     before = [*code_before, intro, *_list_before(ev)]
     if from_opening and not any(before):
         before = example_opening(ev)
