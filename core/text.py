@@ -249,9 +249,30 @@ def chinese_slip_for(term: str, texts: list[str]) -> str | None:
     for i in range(len(term)):
         near = re.compile(re.escape(term[:i]) + r"[\u4e00-\u9fff]" + re.escape(term[i + 1:]))
         for text in texts:
-            for found in near.findall(text):
-                counts[found] = counts.get(found, 0) + 1
+            for m in near.finditer(text):
+                if _a_term_of_the_text(text, m.start(), m.end(), m.start() + i):
+                    counts[m.group()] = counts.get(m.group(), 0) + 1
     return max(counts, key=lambda found: (counts[found], found)) if counts else None
+
+
+# characters read on each side of a match to tell where the words around it are cut
+_WORD_CONTEXT_CHARS = 8
+
+
+def _a_term_of_the_text(text: str, start: int, end: int, replaced: int) -> bool:
+    """Whether text[start:end] is a term the text writes, by jieba's words: it begins and ends where words do, and
+    the character at `replaced` (the one a slip changed) shares a word with a neighbour inside it. "软链接" (软 / 链接)
+    is one; "网连接" in 因特网连接 or 网络连接, and "的连接" (的 / 连接), are not — eight of the first had outnumbered the
+    Debian reference's one 软链接."""
+    at = max(0, start - _WORD_CONTEXT_CHARS)
+    cuts, holding = {at}, None
+    for word in _jieba_module().cut(text[at:end + _WORD_CONTEXT_CHARS]):
+        if at <= replaced < at + len(word):
+            holding = (at, at + len(word))
+        at += len(word)
+        cuts.add(at)
+    return start in cuts and (end in cuts or end >= len(text)) and holding is not None and \
+        any(holding[0] <= n < holding[1] for n in (replaced - 1, replaced + 1) if start <= n < end)
 
 
 # A glued identifier ("LEFTPADDING", "drawString", "fontname") is no English word, but both its halves are common

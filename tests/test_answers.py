@@ -258,6 +258,9 @@ def test_a_chinese_side_one_character_off_the_librarys_term_is_read_as_the_libra
     assert tool.respelled("量子计算和经典计算有什么区别？") == "量子计算和经典计算有什么区别？"
     assert chinese_slip_for("链结", [LINKS_ZH]) is None                      # two characters: too many words are that close
     assert chinese_slip_for("软连接", ["软链接、软链接、软件接口"]) == "软链接"   # the most written of the close ones
+    # a match inside other words is no term: "网连接" in 因特网连接 / 互联网连接 (the Debian reference has eight)
+    assert chinese_slip_for("软连接", ["家里的因特网连接和办公室的网络连接都很慢，网络的连接也断了。" * 4 +
+                                      "软链接是一个特殊文件。"]) == "软链接"
     _, answer = stream(tool, "硬链接和软连接有什么区别？")
     assert "**软链接**" in answer.text and "**软连接**" not in answer.text, answer.text     # the side named as the book does
     assert "保存的是另一个文件的路径" in answer.text and "删除原文件后硬链接仍然可以访问" in answer.text, answer.text
