@@ -21,6 +21,7 @@ MIN_ROWS_AT_START = 2
 ROW_WIDTH_SHARE = 0.7        # a row is at most this share of the passage's full line (passage_width); wrapped
                              # prose fills its lines but the last, a table's widest row may reach two thirds
 MIN_WIDE_LINE = 40           # a passage whose lines are all narrower than this has no width to compare with
+RUN_TOGETHER_SHARE = 1.4     # a line wider than this share of the median wide line is two lines run together
 GROUP_MAX_CHARS = 360        # a longer table is shown in groups of rows, each under the table's first line
 
 # What starts a caption, in the languages the books are in; the number is required ("Table of contents" is not one).
@@ -37,8 +38,14 @@ def width(line: str) -> int:
 
 def passage_width(text: str) -> int:
     """The width of the passage's full lines: its third-widest line's (the widest may be two lines the PDF ran
-    together; most lines may be rows, a table filling most of the passage)."""
+    together; most lines may be rows, a table filling most of the passage), lines far wider than the passage's
+    typical wide line left out (a manual's entries each ran two lines together, three of them in a passage read
+    its ordinary 80-column lines as a table's rows)."""
     widths = sorted((width(line) for line in text.split("\n") if line.strip()), reverse=True)
+    wide = [w for w in widths if w >= MIN_WIDE_LINE]
+    if wide:
+        typical = wide[len(wide) // 2]
+        widths = [w for w in widths if w <= RUN_TOGETHER_SHARE * typical]
     return widths[min(2, len(widths) - 1)] if widths else 0
 
 

@@ -197,3 +197,17 @@ def test_a_short_sentence_between_two_prompts_is_prose_not_output():
                         '> ab <- outer(a, b, "*")\nThe multiplication function can be replaced by any function.\n')
     assert [(u.kind, u.text) for u in units][1:4] == [("code", "> ab <- a %o% b"), ("sentence", "An alternative is"),
                                                       ("code", '> ab <- outer(a, b, "*")')]
+
+
+def test_lines_the_pdf_ran_together_do_not_make_ordinary_lines_rows():
+    """A manual's entries each ran their first two lines together (about 150 columns); with three of them in a passage
+    the third-widest line was one, and the ordinary 80-column lines below read as a table's rows."""
+    run_together = ("* ($*) Expands to the positional parameters, starting from one. When the expansion is not within "
+                    "double quotes, each positional parameter expands to a")
+    ordinary = ["double quotes, it expands to a single word with the value of each parameter",
+                "separated by the first character of the IFS special variable. That is, the value is",
+                "equivalent to the parameters joined, where c is the first character of the value of the",
+                "IFS variable. If IFS is unset, the parameters are separated by spaces. If IFS is"]
+    text = "\n".join([run_together, *ordinary, run_together, *ordinary, run_together, "null, they are joined."])
+    assert rows.passage_width(text) < 100
+    assert all(unit.kind == "sentence" for unit in split_units(text))
