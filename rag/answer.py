@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from core.text import STOPWORDS, count_tokens, detect_language, search_tokens
 from rag import prompts
 from rag.evidence import (QUESTION_PHRASING, Evidence, SentenceCheck, Unit, answer_sentences, is_exercise, split_units,
-                          terms_of, units_after)
+                          terms_of, units_after, units_before)
 from rag.injection import is_instruction
 from rag.rows import as_markdown as rows_as_markdown
 from rag.support import check as support_check
@@ -354,6 +354,26 @@ def _goes_on(ev: Evidence, limit: int) -> str:
     return _continuation(ev, GOES_ON_SENTENCES, limit, _GOES_ON)
 
 
+# A sentence right before the lead that answers nearly as well is the other case of a pair ("If a command is not
+# found, … 127." before "If a command is found but is not executable, … 126."): the lead is shown after it.
+CASE_BEFORE_MARGIN = 0.08
+
+
+def _case_before(ev: Evidence, evidence: list[Evidence]) -> Unit | None:
+    """The sentence just before the lead in its paragraph, when the evidence scores it within CASE_BEFORE_MARGIN of
+    the lead."""
+    if ev.unit.kind != "sentence":
+        return None
+    before = units_before(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)[-1:]
+    if not before or before[0].kind != "sentence" or "\n\n" in ev.hit.chunk.text[before[0].end:ev.unit.start] or \
+            _introduces(before[0].text):
+        return None
+    # by its text: the evidence may hold the sentence from the overlapping chunk before
+    close = any(other.unit.text == before[0].text and other.score >= ev.score - CASE_BEFORE_MARGIN
+                for other in evidence)
+    return before[0] if close else None
+
+
 def _names_the_rest(question: str, ev: Evidence, limit: int) -> str:
     """The sentence right after the lead when it names what the question asks and the lead does not: "what do OL,
     OB and LB mean?" was answered "OL means your system is running on line power." without the next sentence,
@@ -448,7 +468,7 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
                 continue
             worked = worked_example(ev, worked_chars if i == 0 else worked_chars // 2, mark, lead_bold=i == 0,
                                     code_only=i > 0, shown=worked_shown, from_opening=from_opening and i == 0,
-                                    lead_context=i == 0)
+                                    lead_context=i == 0, case_before=_case_before(ev, evidence) if i == 0 else None)
             # a supporting quote grows only into code, or into the next sentence when that names the rest of what
             # is asked ("OL means … line power." then "If it says something else (like OB — on battery, …)")
             rest = _names_the_rest(question, ev, QUOTE_MAX_CHARS) if i and worked.quote == ev.unit.text else ""
@@ -461,6 +481,8 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
             _goes_on(ev, QUOTE_MAX_CHARS // 2) or _names_the_rest(question, ev, QUOTE_MAX_CHARS)
         intro = _introduction(ev) if i == 0 else ""
         pointed_at = antecedent(ev) if i == 0 and not intro else None
+        if i == 0 and not intro and pointed_at is None:
+            pointed_at = _case_before(ev, evidence)
         earlier = pointed_at.text if pointed_at else ""
         if more or intro or earlier:   # the quote a citation highlights is all the answer shows of it
             cited = citations[numbers[place] - 1]

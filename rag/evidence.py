@@ -74,6 +74,14 @@ _EXERCISE = re.compile(r"^\s*(exercises?\b|练习|习题|write a |write an |as a
                        re.IGNORECASE)
 
 
+def entry_head(text: str, start: int) -> str:
+    """The opening characters of the paragraph (of a chunk's text) holding offset `start`: where a list of entries
+    names the entry a sentence belongs to."""
+    paragraph = text.rfind("\n\n", 0, start)
+    head = text[paragraph + 2 if paragraph != -1 else 0:]
+    return head.lstrip()[:ENTRY_HEAD_CHARS]
+
+
 def is_exercise(text: str) -> bool:
     """A unit that sets the reader a task ("Exercise 11.2. Read the documentation …"): it asks, it does not explain."""
     return bool(_EXERCISE.match(text))
@@ -578,6 +586,10 @@ _STATES_DEFAULT = re.compile(r"\(default[^)]{0,40}\)|\bthe default (?:value )?(?
                              r"\bby default\b|默认(?:值|设置)?(?:为|是)|缺省(?:值)?(?:为|是)", re.IGNORECASE)
 STATES_DEFAULT_BONUS = 0.06
 SYNTAX_BONUS = 0.12
+# A paragraph that opens with a term ("* ($*) Expands to …", "tuple: an immutable …") is that term's entry: the
+# entry's later sentences speak of it without naming it ("When the expansion occurs within double quotes, it expands
+# to a single word"). Its head is this many characters.
+ENTRY_HEAD_CHARS = 24
 
 
 def asked_unit(question: str) -> re.Pattern | None:
@@ -831,8 +843,8 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
         score += kind_bonus(kind, unit) - section_penalty(kind, paths[(id(hit), unit.start)], question)
         if asks_definition and defines(unit.text, subject_terms, listed):
             score += 0.08
-        if syntax and holds_syntax(unit.text, syntax):
-            score += SYNTAX_BONUS    # it writes the syntax the question quotes ("{x..y}" for "{1..$n}")
+        if syntax and (holds_syntax(unit.text, syntax) or holds_syntax(entry_head(hit.chunk.text, unit.start), syntax)):
+            score += SYNTAX_BONUS    # it writes the syntax the question quotes ("{x..y}" for "{1..$n}"), or its entry does
         if asks_default and _STATES_DEFAULT.search(unit.text):
             score += STATES_DEFAULT_BONUS
         if asks_number:

@@ -16,9 +16,11 @@ import re
 from dataclasses import dataclass, replace
 
 from core.nlp import has_verb
+from core.text import search_tokens
 from rag.answer import citation_for, citation_place, widen_citation
-from rag.evidence import Evidence, units_after, units_before
+from rag.evidence import Evidence, entry_head, units_after, units_before
 from rag.summary import Digest, KeySentence
+from rag.syntax import writes_symbols
 from rag.types import Answer, Citation, SearchHit
 from rag.worked import antecedent, bold, grow_quote, opens_with, worked_example
 
@@ -202,7 +204,7 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
         # side's sentence runs into one ("• Suggests 此项中的软件包…" right after Recommends' line)
         for k, (names, ev) in enumerate(picked):
             if not opens_with(ev.unit.text, tuple(names)):
-                entry = _entry_beside(tuple(names), picked, 2 * side_chars)
+                entry = _entry_opening(ev, names) or _entry_beside(tuple(names), picked, 2 * side_chars)
                 if entry is not None and entry.unit.text not in used:
                     used.add(entry.unit.text)
                     picked[k] = (names, entry)
@@ -213,21 +215,21 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
     joiner = "、" if zh else ", "
     for names, ev in picked:
         found += 1
-        label = "**" + joiner.join(names) + "**" + ("：" if zh else ": ")
+        label = _bold_names(names, joiner) + ("：" if zh else ": ")
         if side_chars:
             # a side whose sentence another side's passage already went on into (chunks overlap: "… is called the
             # link function" ends the linear predictor's passage) is named with that side, not quoted twice
             earlier = next((k for k, (_, _, quote) in enumerate(said) if _flat(ev.unit.text) in quote), None)
             if earlier is not None:
                 line, earlier_names, quote = said[earlier]
-                lines[line] = lines[line].replace("**" + joiner.join(earlier_names) + "**",
-                                                  "**" + joiner.join([*earlier_names, *names]) + "**", 1)
+                lines[line] = lines[line].replace(_bold_names(earlier_names, joiner),
+                                                  _bold_names([*earlier_names, *names], joiner), 1)
                 said[earlier] = (line, [*earlier_names, *names], quote)
                 continue
             mark = cites.mark(ev.hit, ev.unit.text, ev.score)
             others = tuple(side for side in sides if side not in names)
             shown = worked_example(ev, side_chars, mark, lead_bold=False, shown=used_units, others=others,
-                                   compared=True)
+                                   compared=True, entry_of=tuple(names))
             grow_quote(next(c for c in cites.items if f"[{c.n}]" == mark), ev.unit.text, shown)
             said.append((len(lines), list(names), _flat(shown.quote)))
             lines.append(label + ("\n\n" if shown.markdown.startswith("```") else "") + shown.markdown)
@@ -239,6 +241,11 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
 
 
 _LABEL = re.compile(r"^[^\W\d][\w ]{0,30}[:：]\s")
+
+
+def _bold_names(names: list[str], joiner: str) -> str:
+    """A side's label in bold, a name written in symbols as code: "**$***" would read as bold and a stray star."""
+    return "**" + joiner.join(name if search_tokens(name) else f"`{name}`" for name in names) + "**"
 
 
 def _flat(text: str) -> str:
@@ -275,6 +282,19 @@ def _entry_beside(names: tuple[str, ...], picked: list[tuple[list[str], Evidence
             if opens_with(unit.text, names):
                 return replace(ev, unit=unit)
     return None
+
+
+def _entry_opening(ev: Evidence, names: list[str]) -> Evidence | None:
+    """The first sentence of the entry the side's sentence is in, when the side is written in symbols and the entry
+    opens with it ("@ ($@) Expands to the positional parameters" for "When the expansion occurs within double quotes,
+    … each parameter expands to a separate word"); None when the sentence opens it or is in no entry of the side."""
+    text = ev.hit.chunk.text
+    if not any(writes_symbols(entry_head(text, ev.unit.start), name) for name in names):
+        return None
+    paragraph = text.rfind("\n\n", 0, ev.unit.start)
+    opening = next((unit for unit in units_before(ev.unit, text, ev.hit.chunk.context_prefix)
+                    if unit.start > paragraph), None)
+    return replace(ev, unit=opening) if opening is not None else None
 
 
 def _short(text: str, limit: int = 400) -> str:

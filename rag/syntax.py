@@ -86,6 +86,13 @@ def _literal(text: str) -> str:
     return "".join("[-\u2212]" if ch == "-" else re.escape(ch) for ch in text)
 
 
+def writes_symbols(text: str, name: str) -> bool:
+    """Whether the text writes a name made of symbols ("$*", "[[ ]]" as "[[...]]"): every pattern of it; False for
+    a name with words, or with too few symbols to be syntax."""
+    syntax = syntax_patterns(name)
+    return bool(syntax) and all(s.pattern.search(text) for s in syntax)
+
+
 def holds_syntax(text: str, syntax: tuple[Syntax, ...]) -> bool:
     return any(s.pattern.search(text) for s in syntax)
 

@@ -35,7 +35,7 @@ from rag.answer import (Source, add_book_answer, add_supporting_quote, attribute
 from rag.compare import comparison_sides, side_context
 from rag.abbreviations import spell_out
 from rag.focus import search_focus
-from rag.evidence import (Evidence, QuestionTerms, discount_document_names, discount_statement_names,
+from rag.evidence import (Evidence, QuestionTerms, discount_document_names, discount_statement_names, entry_head,
                           evidence_strength, off_in_history, question_weights, score_evidence, split_units,
                           unit_heading_paths, unknown_words)
 from rag.chunk import chunk_document, document_context, embedding_text
@@ -52,6 +52,7 @@ from rag.shapes import Shape, compare_answer, hit_of, shape_of, summary_answer
 from rag.worked import widened
 from rag.store import MAX_COUNTED_TERMS, DocumentRecord, DocumentStore
 from rag.summary import Digest, digest_chapters, digest_chunks, digest_node
+from rag.syntax import writes_symbols
 from rag.support import check as support_check
 from rag.translated_lead import (cleaned_translation, lead_to_translate, needs_translation, translation_holds,
                                  with_translated_lead)
@@ -90,6 +91,12 @@ def _mentions(text: str, side: str, every_word: bool = False) -> bool:
     found = set(search_tokens(text, keep_stopwords=every_word))
     stems = {w.rstrip("s") for w in found}
     return bool(words) and all(w in found or w.rstrip("s") in stems for w in words)
+
+
+def _entry_names(evidence: Evidence, side: str) -> bool:
+    """Whether the unit belongs to the entry of a side written in symbols: "When the expansion occurs within double
+    quotes, it expands to a single word" in the paragraph "* ($*) Expands to the positional parameters …"."""
+    return writes_symbols(entry_head(evidence.hit.chunk.text, evidence.unit.start), side)
 
 
 _WORDS_ONLY = re.compile(r"[\w\s\-]+")
@@ -872,7 +879,11 @@ class RAGTool:
             if also and hits:
                 found = _best_of(found, self.evidence(also[0], hits, kind="explain"))
             own = self._titled_section(side, asked, within, options, doc_ids) if named_in_words else []
-            named = [e for e in found if any(_mentions(e.unit.text, name, every_word[k]) for name in names)] or found
+            # a side in symbols ("$*", "[[ ]]") is told first by its entry, then where its syntax is written
+            in_entry = [e for e in found if any(_entry_names(e, name) for name in names)]
+            named = in_entry + [e for e in found if e not in in_entry and any(
+                _mentions(e.unit.text, name, every_word[k]) or writes_symbols(e.unit.text, name) for name in names)]
+            named = named or found
             out.append(own + [e for e in named if e not in own])
         # a unit naming both sides, in the question's words or the translation's ("“算法”是指从数据中学得“模型”的具体方法"
         # for an English question on "algorithm" and "model")

@@ -14,9 +14,10 @@ import re
 
 from core.text import token_spans
 from rag.chunk import HEADING_LINE
-from rag.evidence import Evidence, Unit, is_exercise, is_markup, split_units, units_after, units_before
+from rag.evidence import Evidence, Unit, entry_head, is_exercise, is_markup, split_units, units_after, units_before
 from rag.injection import is_instruction
 from rag.rows import as_markdown as rows_as_markdown
+from rag.syntax import writes_symbols
 from rag.types import Chunk, SearchHit
 
 # How much text after a chunk's end is read to finish an example: a page of a textbook.
@@ -371,7 +372,8 @@ def antecedent(ev: Evidence) -> Unit | None:
 
 def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = True, code_only: bool = False,
                    shown: set[tuple[str, int]] | None = None, from_opening: bool = False,
-                   others: tuple[str, ...] = (), lead_context: bool = False, compared: bool = False) -> Worked:
+                   others: tuple[str, ...] = (), lead_context: bool = False, compared: bool = False,
+                   entry_of: tuple[str, ...] = (), case_before: Unit | None = None) -> Worked:
     """The unit with what follows it in its section — sentences and code blocks whole — until about `limit`
     characters are shown (past it only to reach the example's first code, up to twice it; a code block begun
     inside the limit is shown whole); a code unit with the sentence introducing it above, a sentence with the
@@ -381,10 +383,12 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     `from_opening`: a sentence inside a worked example is shown from where the example begins (`example_opening`).
     `others`: the other things a comparison names; a unit opening with one of them is about it and ends this one
     ("TEXMFLOCAL 系统管理员用来…" goes on no further than "TEXMFHOME 给用户存放…"); `compared`: the unit is part of a
-    comparison, which takes the code above it only when it points back at it. `lead_context`: the answer's lead
+    comparison, which takes the code above it only when it points back at it; `entry_of`: the side's names, written
+    in symbols, whose entry ("* ($*) Expands to …") the unit is in: the side ends with its entry, not in the next
+    ones ("\\# ($#) Expands to the number of positional parameters"). `lead_context`: the answer's lead
     is shown with what it needs before it: from the first of the steps it is a later one of ("You can finally test …"
     after "The first step is …"), or after the sentence it points back at ("This program was created separately so
-    …")."""
+    …"), else after `case_before`, the sentence before it when that is the other case of a pair."""
     shown = set() if shown is None else shown
     cid = ev.hit.chunk.chunk_id
     intro = introduction(ev)
@@ -395,18 +399,24 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     if from_opening and not any(before):
         before = example_opening(ev)
     # what the lead needs before it: the first of its steps, else the sentence it points back at
-    context = (steps_opening(ev) or [u for u in (antecedent(ev),) if u]) if lead_context and not any(before) else []
+    context = (steps_opening(ev) or [u for u in (antecedent(ev), case_before) if u][:1]) \
+        if lead_context and not any(before) else []
     if context:
         before = context
     units = [u for u in before if u and (cid, u.start) not in shown] + [ev.unit]
     head = len(units)
     used = sum(len(u.text) for u in units)
     shows_code = any(u.kind == "code" for u in units)
-    for unit in _code_joined(units_after(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix), ev.hit.chunk.text):
+    text = ev.hit.chunk.text
+    in_entry = any(writes_symbols(entry_head(text, ev.unit.start), name) for name in entry_of)
+    end = ev.unit.end
+    for unit in _code_joined(units_after(ev.unit, text, ev.hit.chunk.context_prefix), text):
         # an explanation or example ends where the book's exercises begin
         if is_instruction(unit.text) or (cid, unit.start) in shown or is_exercise(unit.text) or \
-                opens_with(unit.text, others) or is_pointer_line(unit.text):
+                opens_with(unit.text, others) or is_pointer_line(unit.text) or \
+                in_entry and "\n\n" in text[end:unit.start]:
             break
+        end = unit.end
         if is_markup(unit.text):         # a figure's <div><img …> says nothing a person can read
             continue
         # past the limit, only to reach an example's first code (within twice the limit), and a code block

@@ -876,3 +876,30 @@ def test_a_summary_with_the_local_model_shows_only_what_it_keeps(tmp_path, local
     assert " ".join(streamed.split()) == " ".join(answer.text.split())
     assert "Tuples" in answer.text and "Recursion" in answer.text and answer.citations
     assert not any("left out" in str(n) for n in answer.notices)
+
+
+@pytest.mark.parametrize("worked_chars", [0, 900])
+def test_the_other_case_of_a_pair_is_shown_before_the_lead_when_it_answers_nearly_as_well(worked_chars):
+    """"what exit code when a command isnt found vs when it isnt executable": the best sentence is the second case;
+    the one before it, scored nearly as high, is its pair and is shown first. A weaker sentence before is not."""
+    from rag.answer import extractive_answer
+    from rag.evidence import Evidence
+    from rag.types import Chunk, SearchHit
+    text = ("A non-zero exit status indicates failure. If a command is not found, the child process created to "
+            "execute it returns a status of 127. If a command is found but is not executable, the return status "
+            "is 126.")
+    chunk = Chunk(doc_id="d", chunk_id="d:1", ordinal=1, text=text, heading_path=["Exit Status"], page_start=50,
+                  page_end=50, char_start=0, char_end=len(text), token_count=40)
+    hit = SearchHit(chunk=chunk, doc_name="bash.pdf", doc_title="Bash", score=1.0, rank=1)
+    failure, missing, found = split_units(text)
+
+    def answer(pair_score: float) -> str:
+        evidence = [Evidence(1, hit, found, 0.70, 0.3, 0.9), Evidence(1, hit, missing, pair_score, 0.3, 0.8),
+                    Evidence(1, hit, failure, 0.2, 0.1, 0.3)]
+        return extractive_answer("what exit code when a command isnt found vs isnt executable?", evidence,
+                                 max_quotes=1, worked_chars=worked_chars).text
+
+    close = answer(0.65)
+    assert close.index("127") < close.index("**If a command is found"), close
+    assert "127" not in answer(0.40).split("**If a command is found")[0], answer(0.40)
+

@@ -90,3 +90,55 @@ def test_an_option_is_not_found_inside_a_word_or_a_longer_option():
     option = syntax_patterns("what does set -e do?")[0].pattern
     assert option.search("-e Exit immediately") and option.search("set -e")
     assert not option.search("set-e") and not option.search("-ex") and not option.search("re-enter")
+
+
+# As the Bash manual's "Special Parameters" reaches the text: each parameter an entry, its name written once at the
+# entry's head, the sentences after it speaking of "the expansion" without naming it. The double-quote section
+# names both parameters in one line and says nothing of either.
+PARAMETERS_BOOK = """# Shell Manual
+
+## 3.1.2.3 Double Quotes
+
+Enclosing characters in double quotes preserves the literal value of all characters within the quotes, with the
+exception of the dollar sign, the backquote and the backslash. The special parameters '*' and '@' have special
+meaning when in double quotes. A double quote may be quoted within double quotes by preceding it with a backslash.
+
+## 3.4.2 Special Parameters
+
+The shell treats several parameters specially. These parameters may only be referenced; assignment to them is not
+allowed.
+
+* ($*) Expands to the positional parameters, starting from one. When the expansion is not within double quotes,
+each positional parameter expands to a separate word. When the expansion occurs within double quotes, it expands
+to a single word with the value of each parameter separated by the first character of the IFS special variable.
+
+@ ($@) Expands to the positional parameters, starting from one. When the expansion occurs within double quotes,
+each parameter expands to a separate word. That is, "$@" is equivalent to "$1" "$2" and so on.
+
+# ($#) Expands to the number of positional parameters in decimal.
+
+? ($?) Expands to the exit status of the most recently executed foreground pipeline.
+"""
+
+
+def test_a_side_written_in_symbols_is_told_by_its_entry_and_ends_with_it(tmp_path):
+    """"$* vs $@ in double quotes": each side is what its entry says — the sentence on double quotes belongs to the
+    entry whose head writes the parameter, though it never names it — and a side stops where the next entry begins."""
+    tool = text_library(tmp_path / "data", (PARAMETERS_BOOK, "Shell Manual", "shell.md"))
+    answer = tool.ask("$* vs $@ - whats the diffrence when theyre in double quotes").text
+    star = answer.split("**$***")[1].split("**$@**")[0] if "**$***" in answer else answer.split("`$*`")[1]
+    at = answer.split("**$@**")[1] if "**$@**" in answer else answer.split("`$@`")[1]
+    assert "single word" in star and "separate word" in at, answer
+    assert "($#)" not in at and "number of positional parameters" not in answer, answer
+
+
+@pytest.mark.parametrize("text, name, writes", [
+    ("[[...]] [[ expression ]] Return a status of 0 or 1", "[[ ]]", True),
+    ("* ($*) Expands to the positional parameters", "$*", True),
+    ("@ ($@) Expands to the positional parameters", "$*", False),
+    ("The test and [ builtin commands", "[[ ]]", False),
+    ("A tuple is an immutable sequence", "tuple", False),      # a name in words is found by its words
+])
+def test_a_name_in_symbols_is_written_where_all_its_patterns_are(text, name, writes):
+    from rag.syntax import writes_symbols
+    assert writes_symbols(text, name) is writes
