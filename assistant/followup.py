@@ -58,9 +58,30 @@ def depends_on_conversation(question: str) -> bool:
     if _CONTINUES_EN.search(text):
         return True
     pointers = {m.group(0).lower() for m in _POINTS_BACK_EN.finditer(text)}
-    if pointers - {"that"} or ("that" in pointers and _that_points_back(text)):
+    if pointers - {"that"} - _SUBJECT_PRONOUNS or ("that" in pointers and _that_points_back(text)):
+        return True
+    if pointers & _SUBJECT_PRONOUNS and _points_back_as_subject(text):
         return True
     return not search_tokens(text)       # "why?", "how so?": nothing to search for on its own
+
+
+# A pronoun the question itself gives a noun to before it, as the subject of its own clause, points inside the
+# question: "what exit code do i get when a command isnt found vs when it exists" (it: the command), "I defined a
+# function but it returns None". Not as an object ("What does chapter 3 say about it?", "an example of it") nor
+# with no noun before it ("How is it different from a list?").
+_SUBJECT_PRONOUNS = frozenset({"it", "they"})
+
+
+def _points_back_as_subject(text: str) -> bool:
+    """Whether an "it" or "they" of the question has no noun before it, or is not a clause's subject (spaCy's
+    English parser: core.nlp.english_parse)."""
+    from core.nlp import english_parse
+    noun_before = False
+    for word, tag, dep in english_parse(text):
+        if word in _SUBJECT_PRONOUNS and (not noun_before or dep not in ("nsubj", "nsubjpass")):
+            return True
+        noun_before = noun_before or tag.startswith("NN")
+    return False
 
 
 def _that_points_back(text: str) -> bool:

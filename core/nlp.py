@@ -46,6 +46,11 @@ def english_tags(text: str) -> list[tuple[str, str]]:
     return [(t.lower_, t.tag_) for t in english_pipeline()(text, disable=_TAGGING_ONLY)]
 
 
+def english_parse(text: str) -> list[tuple[str, str, str]]:
+    """(lower-cased token, Penn tag, dependency label) of an English text: the tagger and the parser."""
+    return [(t.lower_, t.tag_, t.dep_) for t in english_pipeline()(text, disable=["ner", "lemmatizer"])]
+
+
 def skeletons(questions: list[str]) -> list[str]:
     """`skeleton` of many questions, the English ones tagged in one batch."""
     out = [""] * len(questions)

@@ -146,12 +146,16 @@ def test_independent_questions_do_not_inherit_the_last_topic(settings):
                   "ls -l 输出最前面那个字母代表啥？", "Think Python 里 break 语句怎么用？书里那个输入 done 的例子是什么样的？",
                   "第 3 章那个银行账户的例子是怎么写的？",
                   # "that" as a relative pronoun or a conjunction points nowhere
-                  "What are the rules that govern object names in R?", "Does the book say that tuples are immutable?"):
+                  "What are the rules that govern object names in R?", "Does the book say that tuples are immutable?",
+                  # "it" as the subject of a clause, after the noun it stands for in the question
+                  "what exit code do i get when a command isnt found vs when it exists but isnt executable?",
+                  "How does recursion work and why is it useful?", "I defined a function but it returns None, why?"):
         assert not depends_on_conversation(alone), alone
     for dependent in ("and in 2016?", "why?", "How is it different from a list?", "What about the second one?", "And the second?",
                       "那2016年呢？", "为什么？", "它有什么优点？", "Give me an example.", "Why not?", "And why is that?",
                       "为什么要这样做？", "那个函数的参数是什么？", "上面那个例子能再讲讲吗？", "这个算法的复杂度是多少？",
-                      "What does that mean?", "How does that function work?", "Why is that the case?"):
+                      "What does that mean?", "How does that function work?", "Why is that the case?",
+                      "What does chapter 3 say about it?", "Can you give an example of it?", "why does it fail?"):
         assert depends_on_conversation(dependent), dependent
     query, how = standalone_question("and in 2016?", [{"role": "user", "content": "Revenue in 2017?"}])
     assert query == "Revenue in 2017? and in 2016?" and how == "joined with the previous question"
