@@ -19,6 +19,7 @@ nothing; tables of contents and front matter are never evidence.
 from __future__ import annotations
 
 import math
+import os
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -960,9 +961,33 @@ def unknown_words(question: str, document_frequency: dict[str, int], n_chunks: i
         if any(c.isupper() for c in word[1:]) or _shapes_the_question(token, PHRASING_MIN_ZIPF):
             continue
         if document_frequency.get(token) == 0 and token not in out and \
-                not any(document_frequency.get(other) for other in other_forms(token)):
+                not any(document_frequency.get(other) for other in other_forms(token)) and \
+                not any(document_frequency.get(other.lower()) and _siblings(token, other.lower()) for other in words):
             out.append(token)
     return out
+
+
+SIBLING_STEM_MIN = 4      # letters two names of one family share: "norm" of dnorm / pnorm
+SIBLING_AFFIX_MAX = 2     # letters in which they differ, at one end: the family's prefix or suffix
+
+
+def _siblings(word: str, other: str) -> bool:
+    """Whether two words are one family's members, differing only in a short prefix or suffix ("dnorm" and
+    "pnorm", "lapply" and "sapply"): a reader listing "dnorm, pnorm, qnorm, rnorm" names what the book explains
+    once for the family, and it writes only some of them."""
+    if word == other:
+        return False
+    for a, b in ((word, other), (word[::-1], other[::-1])):     # the same beginning, or the same ending
+        common = len(os.path.commonprefix([a, b]))
+        if common >= SIBLING_STEM_MIN and max(len(a), len(b)) - common <= SIBLING_AFFIX_MAX:
+            return True
+    return False
+    for a, b in ((word, other), (word[::-1], other[::-1])):     # the same ending, or the same beginning
+        shared = len(a) - next((i for i, (x, y) in enumerate(zip(a[::-1], b[::-1])) if x != y), min(len(a), len(b)))
+        common = len(a) - shared
+        if common >= SIBLING_STEM_MIN and shared <= SIBLING_AFFIX_MAX and len(b) - common <= SIBLING_AFFIX_MAX:
+            return True
+    return False
 
 
 # -- checking a composed answer -------------------------------------------------------------------------

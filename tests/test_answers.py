@@ -280,6 +280,10 @@ def test_unknown_words_leave_out_abbreviations_short_words_known_words_and_short
     assert unknown_words("How many Bicycles were sold, and were the bicycles red?", df, 500) == ["bicycles"]
     assert unknown_words("How many bicycles were sold?", df, UNKNOWN_WORDS_MIN_CHUNKS - 1) == []
     assert unknown_words("How many bicycles were sold?", {"sold": 1}, 500) == []   # not looked up: not judged
+    # a family the reader lists, of which the book writes some: "what do the d p q r in dnorm, pnorm, qnorm mean?"
+    family = {"dnorm": 0, "pnorm": 2, "qnorm": 0, "letters": 4, "front": 5, "mean": 9}
+    assert unknown_words("what do the letters in front of dnorm, pnorm, qnorm mean?", family, 500) == []
+    assert unknown_words("what do the letters in front of dnorm and qnorm mean?", family, 500) == ["dnorm", "qnorm"]
 
 
 PEOPLE = """# 张世昌
