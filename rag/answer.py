@@ -354,19 +354,24 @@ def _goes_on(ev: Evidence, limit: int) -> str:
     return _continuation(ev, GOES_ON_SENTENCES, limit, _GOES_ON)
 
 
-# A sentence right before the lead that answers nearly as well is the other case of a pair ("If a command is not
-# found, … 127." before "If a command is found but is not executable, … 126."): the lead is shown after it.
+# A sentence right before the lead that opens as the lead does and answers nearly as well is the other case of a
+# pair ("If a command is not found, … 127." before "If a command is found but is not executable, … 126."): the lead
+# is shown after it.
 CASE_BEFORE_MARGIN = 0.08
+_FIRST_WORD = re.compile(r"\W*(\w+)")
 
 
 def _case_before(ev: Evidence, evidence: list[Evidence]) -> Unit | None:
-    """The sentence just before the lead in its paragraph, when the evidence scores it within CASE_BEFORE_MARGIN of
-    the lead."""
+    """The sentence just before the lead in its paragraph, opening with the lead's first word, when the evidence
+    scores it within CASE_BEFORE_MARGIN of the lead."""
     if ev.unit.kind != "sentence":
         return None
     before = units_before(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)[-1:]
     if not before or before[0].kind != "sentence" or "\n\n" in ev.hit.chunk.text[before[0].end:ev.unit.start] or \
             _introduces(before[0].text):
+        return None
+    opening, lead_opening = _FIRST_WORD.match(before[0].text), _FIRST_WORD.match(ev.unit.text)
+    if not opening or not lead_opening or opening.group(1).lower() != lead_opening.group(1).lower():
         return None
     # by its text: the evidence may hold the sentence from the overlapping chunk before
     close = any(other.unit.text == before[0].text and other.score >= ev.score - CASE_BEFORE_MARGIN

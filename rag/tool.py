@@ -94,9 +94,16 @@ def _mentions(text: str, side: str, every_word: bool = False) -> bool:
 
 
 def _entry_names(evidence: Evidence, side: str) -> bool:
-    """Whether the unit belongs to the entry of a side written in symbols: "When the expansion occurs within double
-    quotes, it expands to a single word" in the paragraph "* ($*) Expands to the positional parameters …"."""
-    return writes_symbols(entry_head(evidence.hit.chunk.text, evidence.unit.start), side)
+    """Whether the unit belongs to the entry of a side written in symbols that explains it in more than one sentence:
+    "When the expansion occurs within double quotes, it expands to a single word" in the paragraph "* ($*) Expands to
+    the positional parameters …". A one-line entry of a summary list (":= expression specifies a value assigned to
+    the parameter;") glosses the side; the section explaining it ("The assign (:=) attribute …") says more."""
+    text = evidence.hit.chunk.text
+    if not writes_symbols(entry_head(text, evidence.unit.start), side):
+        return False
+    start = text.rfind("\n\n", 0, evidence.unit.start) + 1
+    end = text.find("\n\n", evidence.unit.start)
+    return len(split_units(text[start:end if end != -1 else len(text)])) > 1
 
 
 _WORDS_ONLY = re.compile(r"[\w\s\-]+")

@@ -907,3 +907,11 @@ def test_the_other_case_of_a_pair_is_shown_before_the_lead_when_it_answers_nearl
     assert close.index("127") < close.index("**If a command is found"), close
     assert "127" not in answer(0.40).split("**If a command is found")[0], answer(0.40)
 
+    # a sentence before it that does not open as the lead does is not its pair, however close its score
+    text = text.replace("If a command is not found", "A command that is not found")
+    chunk = Chunk(doc_id="d", chunk_id="d:1", ordinal=1, text=text, heading_path=["Exit Status"], page_start=50,
+                  page_end=50, char_start=0, char_end=len(text), token_count=40)
+    hit = SearchHit(chunk=chunk, doc_name="bash.pdf", doc_title="Bash", score=1.0, rank=1)
+    failure, missing, found = split_units(text)
+    assert "127" not in answer(0.65).split("**If a command is found")[0], answer(0.65)
+
