@@ -652,6 +652,25 @@ def test_a_short_composed_answer_still_gets_the_sentence_it_came_from():
     assert add_supporting_quote(whole, evidence) == "" and whole.text.count("大连实德") == 1
 
 
+def test_the_best_sentence_is_quoted_under_a_long_composed_answer_that_does_not_say_it():
+    """A model's long answer about other passages ("~/.bashrc" for a login shell) took the whole length budget; the
+    best unit ("… ~/.bash_profile, ~/.bash_login, and ~/.profile, in that order") is still quoted under it."""
+    from rag.answer import EXTRACTIVE_BUDGET_CHARS, add_supporting_quote, citation_for
+    from rag.evidence import Evidence, Unit
+    from rag.types import Chunk, SearchHit
+    sentence = ("After reading that file, it looks for ~/.bash_profile, ~/.bash_login, and ~/.profile, in that order, "
+                "and reads and executes commands from the first one that exists and is readable.")
+    chunk = Chunk(doc_id="d", chunk_id="c1", ordinal=1, text=sentence, heading_path=["Startup Files"], page_start=9,
+                  page_end=9, char_start=0, char_end=len(sentence), token_count=40)
+    hit = SearchHit(chunk=chunk, doc_name="bash.pdf", doc_title="Bash", score=1.0, rank=1)
+    evidence = [Evidence(1, hit, Unit(0, len(sentence), "sentence", sentence), 0.8, 0.8, None)]
+    long = "When an interactive shell that is not a login shell is started, Bash reads ~/.bashrc. " * 8
+    assert len(long) > EXTRACTIVE_BUDGET_CHARS
+    answer = Answer(question="which files does bash read when i log in?", text=f"{long}[1]",
+                    citations=[citation_for(1, hit)], mode="llm")
+    assert "in that order" in add_supporting_quote(answer, evidence)
+
+
 def test_a_composed_answer_naming_part_of_a_list_is_followed_by_the_whole_list():
     """"tlmgr 都能干些啥": the model said the sentence and three of the five things the next one lists; the quote is
     still shown, with the list whole. An answer that says all five gets no quote."""
