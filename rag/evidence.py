@@ -586,6 +586,17 @@ _ASKS_DEFAULT = re.compile(r"\bby default\b|\bdefault(?:s)?\b|默认|缺省", re
 _STATES_DEFAULT = re.compile(r"\(default[^)]{0,40}\)|\bthe default (?:value )?(?:is|was)\b|\bdefaults? (?:to|is)\b|"
                              r"\bby default\b|默认(?:值|设置)?(?:为|是)|缺省(?:值)?(?:为|是)", re.IGNORECASE)
 STATES_DEFAULT_BONUS = 0.06
+# "why would anyone use absolute note names", "what's the point of \fixed": the answer is what the thing is good for
+# ("absolute mode is useful for music with large intervals")
+_ASKS_ADVANTAGE = re.compile(
+    # the scorer reads the question without its fillers ("why would use …": rag.focus drops "anyone")
+    r"\bwhy (?:would|should|do|does|did|might) (?:(?:anyone|anybody|someone|somebody|people|one|i|you|we) )?"
+    r"(?:ever )?(?:use|want|need|choose|prefer|pick)\b|\bwhy (?:use|bother|prefer|choose)\b|"
+    r"\bwhat(?:'s|’s| is| are) the (?:point|advantages?|benefits?|use) of\b|"
+    r"有什么好处|有啥好处|好处是什么|优点|有什么用|有啥用|为什么要用|为啥要用|何必", re.IGNORECASE)
+_STATES_ADVANTAGE = re.compile(r"\b(?:useful|advantages?|benefits?|convenient|handy|helpful|preferable|"
+                               r"makes? (?:it )?(?:easier|simpler|faster))\b|好处|优点|优势|方便|便于|有用", re.IGNORECASE)
+STATES_ADVANTAGE_BONUS = 0.12
 SYNTAX_BONUS = 0.12
 # A paragraph that opens with a term ("* ($*) Expands to …", "tuple: an immutable …") is that term's entry: the
 # entry's later sentences speak of it without naming it ("When the expansion occurs within double quotes, it expands
@@ -822,6 +833,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
     named_section = _units_under_named_sections(question_tokens, candidates, paths)
     asks_number = bool(_ASKS_NUMBER.search(question))
     asks_default = bool(_ASKS_DEFAULT.search(question))
+    asks_advantage = bool(_ASKS_ADVANTAGE.search(question))
     syntax = syntax_patterns(question)
     unit_pattern = asked_unit(question)
     statements = named_statements(question)
@@ -848,6 +860,8 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
             score += SYNTAX_BONUS    # it writes the syntax the question quotes ("{x..y}" for "{1..$n}"), or its entry does
         if asks_default and _STATES_DEFAULT.search(unit.text):
             score += STATES_DEFAULT_BONUS
+        if asks_advantage and _STATES_ADVANTAGE.search(unit.text):
+            score += STATES_ADVANTAGE_BONUS
         if asks_number:
             score += 0.06 if states_a_quantity(unit.text) else -0.06
             if unit_pattern is not None and unit_pattern.search(unit.text):

@@ -14,7 +14,8 @@ import re
 
 from core.text import token_spans
 from rag.chunk import HEADING_LINE
-from rag.evidence import Evidence, Unit, entry_head, is_exercise, is_markup, split_units, units_after, units_before
+from rag.evidence import (Evidence, Unit, entry_head, is_exercise, is_markup, is_wordless, split_units, units_after,
+                          units_before)
 from rag.injection import is_instruction
 from rag.rows import as_markdown as rows_as_markdown
 from rag.syntax import writes_symbols
@@ -417,7 +418,9 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
                 in_entry and "\n\n" in text[end:unit.start]:
             break
         end = unit.end
-        if is_markup(unit.text):         # a figure's <div><img …> says nothing a person can read
+        # a figure's <div><img …> says nothing a person can read, nor a music example's glyphs the PDF gave as
+        # letters ("h h ª P h h T")
+        if is_markup(unit.text) or is_wordless(unit):
             continue
         # past the limit, only to reach an example's first code (within twice the limit), and a code block
         # begun inside the limit is shown whole

@@ -47,3 +47,53 @@ def test_a_number_that_points_somewhere_is_not_a_quantity(text, quantity):
     is not one."""
     from rag.evidence import states_a_quantity
     assert states_a_quantity(text) == quantity
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("why would anyone use absolute note names if \\relative is so much easier?", True),
+    ("why would use absolute note names", True),            # as the scorer reads it: rag.focus drops "anyone"
+    ("What's the point of \\fixed?", True),
+    ("why use a tuple instead of a list?", True),
+    ("绝对音高写法有什么好处？", True),
+    ("why does my loop never end?", False),
+    ("why is the variable empty after the loop?", False),
+])
+def test_a_question_asking_what_a_thing_is_good_for(question, asks):
+    from rag.evidence import _ASKS_ADVANTAGE
+    assert bool(_ASKS_ADVANTAGE.search(question)) is asks
+
+
+def test_what_a_thing_is_good_for_answers_why_anyone_would_use_it(tmp_path):
+    """"why would anyone use absolute note names if \\relative is so much easier?": the book's "absolute mode is useful
+    for music with large intervals" answers it, though the pages around it say more about both modes."""
+    from tests.libraries import text_library
+    book = """# Learning Manual
+
+## Absolute note names
+
+Without \\relative, pitches are interpreted in absolute mode. In this mode, LilyPond treats all pitches as absolute
+values: a c' always means middle C, and a g, always means the note on the bottom line of a bass staff. Writing a
+melody in the treble clef involves a lot of quote marks.
+
+With \\relative, the previous example needs no octave marks because this melody moves in small steps. If you make a
+mistake with an octave mark while working in \\relative mode, it is very obvious, and many notes will be in the wrong
+octave. When working in absolute mode, a single mistake will not be as visible.
+
+However, absolute mode is useful for music with large intervals, and is extremely useful for computer-generated
+files. When cutting and pasting melody fragments, absolute mode preserves the original octave.
+
+## Durations
+
+The duration of a note is written as a number after its name: 4 for a quarter note, 8 for an eighth note.
+"""
+    tool = text_library(tmp_path / "data", (book, "Learning Manual", "learning.md"))
+    answer = tool.ask("why would anyone use absolute note names if \\relative is so much easier?").text
+    assert "large intervals" in answer, answer
+
+    def useful_score(question: str) -> float:
+        evidence = tool.evidence(question, tool.retrieve(question).answering_hits, kind="why")
+        return next(e.score for e in evidence if "is useful for music" in e.unit.text)
+
+    # the same words, not asking what it is good for: the sentence saying so counts for less
+    assert useful_score("why would anyone use absolute note names?") > \
+        useful_score("why are absolute note names used?") + 0.08
