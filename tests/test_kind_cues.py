@@ -97,3 +97,46 @@ The duration of a note is written as a number after its name: 4 for a quarter no
     # the same words, not asking what it is good for: the sentence saying so counts for less
     assert useful_score("why would anyone use absolute note names?") > \
         useful_score("why are absolute note names used?") + 0.08
+
+
+@pytest.mark.parametrize("question, numbers", [
+    ("可用性百分比和不可用性百分比咋算？书里那个 90% 和 95% 没看懂", {"90%", "95%"}),
+    ("the curve with conductor 5077, how do they show the rank is 3?", {"5077"}),
+    ("in the 1/7 example at the very start, why does gp print 1/7?", {"1/7"}),
+    ("summarize chapter 10 please", set()),          # a pointer is the scope, not the passage
+    ("第 3 章讲了什么？", set()),
+    ("书里那个90%和95%没看懂", {"90%", "95%"}),       # written against the Chinese around it
+    ("what does {1..5} print in step 2?", set()),     # one digit says nowhere in particular
+])
+def test_the_numbers_a_question_quotes_from_the_book(question, numbers):
+    from rag.evidence import quoted_numbers
+    assert quoted_numbers(question) == numbers
+
+
+def test_a_unit_writing_a_number_the_question_quotes_counts_for_more(tmp_path):
+    """"书里那个 90% 和 95% 没看懂": the sentences that write 90% and 95% are the ones asked about; the same question without
+    the numbers scores them lower."""
+    from rag.evidence import holds_number
+    from tests.libraries import text_library
+    book = """# 运行手册
+
+## 可用性
+
+可以用几种方法来衡量可用性。例如什么意味着可用性的百分比。重点要强调这是达成协议的服务时间内的可用性，而不是全天的整体可用性。
+
+数值可以是 08：00 到 18：00 之间的可用性小时数，如果一天中系统宕机 1 小时，那么在达成协议的时间上，系统可用性为 90%。
+如果以一个月 20 个工作日来衡量，那么系统的可用性时间为 95%。
+
+## 服务台
+
+服务台接收用户通过电话或电子邮件报告的事件，并为每个事件分配案件编号。
+"""
+    tool = text_library(tmp_path / "data", (book, "运行手册", "ops.md"))
+
+    def best_holding_number(question: str) -> float:
+        evidence = tool.evidence(question, tool.retrieve(question).answering_hits, kind="explain")
+        return max(e.score for e in evidence if holds_number(e.unit.text, frozenset({"90%", "95%"})))
+
+    assert holds_number("系统可用性为 90%。", frozenset({"90%"})) and not holds_number("为 190%", frozenset({"90%"}))
+    assert best_holding_number("可用性百分比咋算？书里那个 90% 和 95% 没看懂") > \
+        best_holding_number("可用性百分比咋算？书里那个没看懂") + 0.05
