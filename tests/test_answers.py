@@ -657,12 +657,10 @@ def test_the_best_sentence_is_quoted_under_a_long_composed_answer_that_does_not_
     best unit ("… ~/.bash_profile, ~/.bash_login, and ~/.profile, in that order") is still quoted under it."""
     from rag.answer import EXTRACTIVE_BUDGET_CHARS, add_supporting_quote, citation_for
     from rag.evidence import Evidence, Unit
-    from rag.types import Chunk, SearchHit
+    from tests.libraries import text_hit
     sentence = ("After reading that file, it looks for ~/.bash_profile, ~/.bash_login, and ~/.profile, in that order, "
                 "and reads and executes commands from the first one that exists and is readable.")
-    chunk = Chunk(doc_id="d", chunk_id="c1", ordinal=1, text=sentence, heading_path=["Startup Files"], page_start=9,
-                  page_end=9, char_start=0, char_end=len(sentence), token_count=40)
-    hit = SearchHit(chunk=chunk, doc_name="bash.pdf", doc_title="Bash", score=1.0, rank=1)
+    hit = text_hit(sentence, heading=("Startup Files",), page=9, name="bash.pdf")
     evidence = [Evidence(1, hit, Unit(0, len(sentence), "sentence", sentence), 0.8, 0.8, None)]
     long = "When an interactive shell that is not a login shell is started, Bash reads ~/.bashrc. " * 8
     assert len(long) > EXTRACTIVE_BUDGET_CHARS
@@ -907,13 +905,11 @@ def test_the_other_case_of_a_pair_is_shown_before_the_lead_when_it_answers_nearl
     the one before it, scored nearly as high, is its pair and is shown first. A weaker sentence before is not."""
     from rag.answer import extractive_answer
     from rag.evidence import Evidence
-    from rag.types import Chunk, SearchHit
+    from tests.libraries import text_hit
     text = ("A non-zero exit status indicates failure. If a command is not found, the child process created to "
             "execute it returns a status of 127. If a command is found but is not executable, the return status "
             "is 126.")
-    chunk = Chunk(doc_id="d", chunk_id="d:1", ordinal=1, text=text, heading_path=["Exit Status"], page_start=50,
-                  page_end=50, char_start=0, char_end=len(text), token_count=40)
-    hit = SearchHit(chunk=chunk, doc_name="bash.pdf", doc_title="Bash", score=1.0, rank=1)
+    hit = text_hit(text, heading=("Exit Status",), page=50, name="bash.pdf")
     failure, missing, found = split_units(text)
 
     def answer(pair_score: float) -> str:
@@ -928,9 +924,7 @@ def test_the_other_case_of_a_pair_is_shown_before_the_lead_when_it_answers_nearl
 
     # a sentence before it that does not open as the lead does is not its pair, however close its score
     text = text.replace("If a command is not found", "A command that is not found")
-    chunk = Chunk(doc_id="d", chunk_id="d:1", ordinal=1, text=text, heading_path=["Exit Status"], page_start=50,
-                  page_end=50, char_start=0, char_end=len(text), token_count=40)
-    hit = SearchHit(chunk=chunk, doc_name="bash.pdf", doc_title="Bash", score=1.0, rank=1)
+    hit = text_hit(text, heading=("Exit Status",), page=50, name="bash.pdf")
     failure, missing, found = split_units(text)
     assert "127" not in answer(0.65).split("**If a command is found")[0], answer(0.65)
 

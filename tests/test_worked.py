@@ -591,13 +591,11 @@ def test_a_music_examples_glyphs_are_not_shown_in_what_follows_the_lead():
     """A music book's example reaches the text as its glyphs' letters ("h", "h h ª", "P h h T"): what follows the
     lead goes on past them, not through them."""
     from rag.evidence import Evidence, split_units
-    from rag.types import Chunk, SearchHit
     from rag.worked import worked_example
+    from tests.libraries import text_hit
     text = ("Without \\relative, pitches are interpreted in absolute mode.\n\nh\n\nh  \nh  \nh\n\nP h h T\n\n"
             "Writing a melody in the treble clef involves a lot of quote marks.")
-    chunk = Chunk(doc_id="d", chunk_id="d:1", ordinal=1, text=text, heading_path=["Absolute note names"],
-                  page_start=5, page_end=5, char_start=0, char_end=len(text), token_count=40)
-    hit = SearchHit(chunk=chunk, doc_name="learning.pdf", doc_title="Learning", score=1.0, rank=1)
+    hit = text_hit(text, heading=("Absolute note names",), page=5, name="learning.pdf")
     lead = split_units(text)[0]
     shown = worked_example(Evidence(1, hit, lead, 0.9, 0.9, None), 600, "[1]").markdown
     assert "treble clef" in shown and "P h h T" not in shown and "\nh" not in shown, shown
