@@ -585,16 +585,20 @@ _ASKED_WHEN = re.compile(r"\b(by|before|until|after|since|from) (?:what|which) (
 # to say where ("step 2"), and a number that points somewhere ("chapter 10", "第 3 章") is the scope, not the passage.
 _QUOTED_NUMBER = re.compile(r"(?<![A-Za-z0-9_.,/])(\d+(?:[.,/]\d+)*%?)(?![A-Za-z0-9_/])")   # beside Chinese too
 QUOTED_NUMBER_BONUS = 0.08
+# A year dates what is asked ("the revenue from bicycles in 2017"); every passage of that year writes it. Counted, it
+# lifted a filing's unrelated revenue lines over the refusal threshold.
+_YEAR = re.compile(r"(?:19|20)\d\d")
 # A number inside a name ("the 737 MAX", "Flight 302", "Python 3") names the subject, not a passage: in the FAA's 737
 # MAX notice it boosted every unit but the comment deadline's
 _NAMED_NUMBER = re.compile(r"[A-Z][\w-]*\s+\d[\d.,/]*%?(?![\w/])|(?<![\w.,/])\d[\d.,/]*\s+[A-Z]")
 
 
 def quoted_numbers(question: str) -> frozenset[str]:
-    """The numbers a question quotes, as written ("90%", "5077", "1/7"): two characters or more, not pointers nor
-    part of a name."""
+    """The numbers a question quotes, as written ("90%", "5077", "1/7"): two characters or more, not pointers, years
+    nor part of a name."""
     unnamed = _NAMED_NUMBER.sub(" ", _POINTER_NUMBER.sub(" ", question))
-    return frozenset(m.group(1) for m in _QUOTED_NUMBER.finditer(unnamed) if len(m.group(1)) >= 2)
+    return frozenset(m.group(1) for m in _QUOTED_NUMBER.finditer(unnamed)
+                     if len(m.group(1)) >= 2 and not _YEAR.fullmatch(m.group(1)))
 
 
 def holds_number(text: str, numbers: frozenset[str]) -> bool:

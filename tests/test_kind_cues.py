@@ -109,6 +109,7 @@ The duration of a note is written as a number after its name: 4 for a quarter no
     # a number in a name names the subject: every unit of the 737 MAX notice writes it
     ("By what date do comments on the 737 MAX proposed AD have to reach the FAA?", set()),
     ("How many people died on Lion Air 610 and Ethiopian Airlines 302?", set()),
+    ("What was the revenue from bicycles in 2017?", set()),      # a year dates the question, every passage of it
     ("what does {1..5} print in step 2?", set()),     # one digit says nowhere in particular
 ])
 def test_the_numbers_a_question_quotes_from_the_book(question, numbers):
