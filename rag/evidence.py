@@ -32,7 +32,7 @@ from core.text import (CJK_CHAR, GLUED_WORD_MAX_ZIPF, KIND_WORDS, STOPWORDS, bm2
 from core.text import stem as snowball_stem
 from rag.abbreviations import other_forms
 from rag.injection import is_instruction
-from rag.syntax import holds_syntax, syntax_patterns
+from rag.syntax import holds_syntax, syntax_patterns, writes_symbols
 from rag.outline import heading_text, split_at_headings
 from rag.references import is_reference_list
 from rag import rows as text_rows
@@ -75,12 +75,23 @@ _EXERCISE = re.compile(r"^\s*(exercises?\b|练习|习题|write a |write an |as a
                        re.IGNORECASE)
 
 
+def paragraph_span(text: str, start: int) -> tuple[int, int]:
+    """[begin, end) of the paragraph (of a chunk's text, paragraphs parted by a blank line) holding offset `start`."""
+    before = text.rfind("\n\n", 0, start)
+    after = text.find("\n\n", start)
+    return (before + 2 if before != -1 else 0), (after if after != -1 else len(text))
+
+
 def entry_head(text: str, start: int) -> str:
     """The opening characters of the paragraph (of a chunk's text) holding offset `start`: where a list of entries
     names the entry a sentence belongs to."""
-    paragraph = text.rfind("\n\n", 0, start)
-    head = text[paragraph + 2 if paragraph != -1 else 0:]
-    return head.lstrip()[:ENTRY_HEAD_CHARS]
+    return text[paragraph_span(text, start)[0]:].lstrip()[:ENTRY_HEAD_CHARS]
+
+
+def in_entry_of(text: str, start: int, name: str) -> bool:
+    """Whether offset `start` of a chunk's text lies in the entry of a name written in symbols: a paragraph whose
+    head writes it ("* ($*) Expands to …" for "$*"). Never for a name in words."""
+    return writes_symbols(entry_head(text, start), name)
 
 
 def is_exercise(text: str) -> bool:
@@ -883,8 +894,9 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
         score += kind_bonus(kind, unit) - section_penalty(kind, paths[(id(hit), unit.start)], question)
         if asks_definition and defines(unit.text, subject_terms, listed):
             score += 0.08
+        # it writes the syntax the question quotes ("{x..y}" for "{1..$n}"), or the entry it stands in does
         if syntax and (holds_syntax(unit.text, syntax) or holds_syntax(entry_head(hit.chunk.text, unit.start), syntax)):
-            score += SYNTAX_BONUS    # it writes the syntax the question quotes ("{x..y}" for "{1..$n}"), or its entry does
+            score += SYNTAX_BONUS
         if asks_default and _STATES_DEFAULT.search(unit.text):
             score += STATES_DEFAULT_BONUS
         if asks_advantage and _STATES_ADVANTAGE.search(unit.text):
@@ -1023,12 +1035,6 @@ def _siblings(word: str, other: str) -> bool:
     for a, b in ((word, other), (word[::-1], other[::-1])):     # the same beginning, or the same ending
         common = len(os.path.commonprefix([a, b]))
         if common >= SIBLING_STEM_MIN and max(len(a), len(b)) - common <= SIBLING_AFFIX_MAX:
-            return True
-    return False
-    for a, b in ((word, other), (word[::-1], other[::-1])):     # the same ending, or the same beginning
-        shared = len(a) - next((i for i, (x, y) in enumerate(zip(a[::-1], b[::-1])) if x != y), min(len(a), len(b)))
-        common = len(a) - shared
-        if common >= SIBLING_STEM_MIN and shared <= SIBLING_AFFIX_MAX and len(b) - common <= SIBLING_AFFIX_MAX:
             return True
     return False
 

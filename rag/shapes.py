@@ -18,9 +18,8 @@ from dataclasses import dataclass, replace
 from core.nlp import has_verb
 from core.text import search_tokens
 from rag.answer import citation_for, citation_place, widen_citation
-from rag.evidence import Evidence, entry_head, units_after, units_before
+from rag.evidence import Evidence, in_entry_of, paragraph_span, units_after, units_before
 from rag.summary import Digest, KeySentence
-from rag.syntax import writes_symbols
 from rag.types import Answer, Citation, SearchHit
 from rag.worked import antecedent, bold, grow_quote, opens_with, worked_example
 
@@ -289,11 +288,11 @@ def _entry_opening(ev: Evidence, names: list[str]) -> Evidence | None:
     opens with it ("@ ($@) Expands to the positional parameters" for "When the expansion occurs within double quotes,
     … each parameter expands to a separate word"); None when the sentence opens it or is in no entry of the side."""
     text = ev.hit.chunk.text
-    if not any(writes_symbols(entry_head(text, ev.unit.start), name) for name in names):
+    if not any(in_entry_of(text, ev.unit.start, name) for name in names):
         return None
-    paragraph = text.rfind("\n\n", 0, ev.unit.start)
+    begin, _ = paragraph_span(text, ev.unit.start)
     opening = next((unit for unit in units_before(ev.unit, text, ev.hit.chunk.context_prefix)
-                    if unit.start > paragraph), None)
+                    if unit.start >= begin), None)
     return replace(ev, unit=opening) if opening is not None else None
 
 

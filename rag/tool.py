@@ -35,9 +35,9 @@ from rag.answer import (Source, add_book_answer, add_supporting_quote, attribute
 from rag.compare import comparison_sides, side_context
 from rag.abbreviations import spell_out
 from rag.focus import search_focus
-from rag.evidence import (Evidence, QuestionTerms, discount_document_names, discount_statement_names, entry_head,
-                          evidence_strength, off_in_history, question_weights, score_evidence, split_units,
-                          unit_heading_paths, unknown_words)
+from rag.evidence import (Evidence, QuestionTerms, discount_document_names, discount_statement_names, in_entry_of,
+                          evidence_strength, off_in_history, paragraph_span, question_weights, score_evidence,
+                          split_units, unit_heading_paths, unknown_words)
 from rag.chunk import chunk_document, document_context, embedding_text
 from rag.dense import DenseSpaces, Progress
 from rag.figures import extract_figures, figures_dir, load_figures, remove_figures, save_figures
@@ -99,11 +99,10 @@ def _entry_names(evidence: Evidence, side: str) -> bool:
     the positional parameters …". A one-line entry of a summary list (":= expression specifies a value assigned to
     the parameter;") glosses the side; the section explaining it ("The assign (:=) attribute …") says more."""
     text = evidence.hit.chunk.text
-    if not writes_symbols(entry_head(text, evidence.unit.start), side):
+    if not in_entry_of(text, evidence.unit.start, side):
         return False
-    start = text.rfind("\n\n", 0, evidence.unit.start) + 1
-    end = text.find("\n\n", evidence.unit.start)
-    return len(split_units(text[start:end if end != -1 else len(text)])) > 1
+    begin, end = paragraph_span(text, evidence.unit.start)
+    return len(split_units(text[begin:end])) > 1
 
 
 _WORDS_ONLY = re.compile(r"[\w\s\-]+")

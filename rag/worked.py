@@ -14,11 +14,10 @@ import re
 
 from core.text import token_spans
 from rag.chunk import HEADING_LINE
-from rag.evidence import (Evidence, Unit, entry_head, is_exercise, is_markup, is_wordless, split_units, units_after,
+from rag.evidence import (Evidence, Unit, in_entry_of, is_exercise, is_markup, is_wordless, split_units, units_after,
                           units_before)
 from rag.injection import is_instruction
 from rag.rows import as_markdown as rows_as_markdown
-from rag.syntax import writes_symbols
 from rag.types import Chunk, SearchHit
 
 # How much text after a chunk's end is read to finish an example: a page of a textbook.
@@ -409,7 +408,7 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     used = sum(len(u.text) for u in units)
     shows_code = any(u.kind == "code" for u in units)
     text = ev.hit.chunk.text
-    in_entry = any(writes_symbols(entry_head(text, ev.unit.start), name) for name in entry_of)
+    in_entry = any(in_entry_of(text, ev.unit.start, name) for name in entry_of)
     end = ev.unit.end
     for unit in _code_joined(units_after(ev.unit, text, ev.hit.chunk.context_prefix), text):
         # an explanation or example ends where the book's exercises begin

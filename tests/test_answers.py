@@ -765,15 +765,22 @@ def test_citation_numbers_follow_first_use_even_when_a_number_is_split_across_pi
     assert keep.feed("A [2]. B [") + keep.feed("7][1].") + keep.flush() == "A [2]. B [1]."
 
 
+# two sources of a composed answer: the passage each citation stands for
+TWO_PASSAGES = {1: "A tuple is a sequence of values. Tuples are immutable.",
+                2: "A function that calls itself is recursive."}
+
+
+def _citations(passages: dict[int, str]):
+    from rag.types import Citation
+    return [Citation(n, "d", "d.md", None, None, f"d:{n}", 1.0, quote) for n, quote in passages.items()]
+
+
 def test_a_cited_sentence_its_passage_does_not_back_is_left_out(library):
     from rag.answer import drop_unsupported
-    from rag.types import Answer, Citation
-    passages = {1: "A tuple is a sequence of values. Tuples are immutable.",
-                2: "A function that calls itself is recursive."}
+    from rag.types import Answer
     answer = Answer("q", "Tuples are immutable sequences of values [1]. Recursion was invented in 1492 by "
                          "sailors [2]. A recursive function calls itself [2]. Bogus [1002].",
-                    [Citation(n, "d", "d.md", None, None, f"d:{n}", 1.0, quote) for n, quote in passages.items()],
-                    "llm")
+                    _citations(TWO_PASSAGES), "llm")
     checks = drop_unsupported(answer, library.embedder)
     by_sentence = {c.sentence.rstrip(" ."): c for c in checks}
     assert by_sentence["Tuples are immutable sequences of values"].supported
@@ -786,11 +793,11 @@ def test_a_sentence_repeated_after_a_line_without_a_full_stop_is_said_once(libra
     """The 0.5B model wrote a line without a full stop and then, in a new paragraph, its first sentence again
     (u5e-021): the paragraph ends the line, and the repeat is left out."""
     from rag.answer import drop_unsupported
-    from rag.types import Answer, Citation
+    from rag.types import Answer
     passage = "A tuple is a sequence of values. Tuples are immutable. Type t = (1, 2) to make one."
     answer = Answer("q", "[1] Tuples are immutable sequences of values. [1] Type t = (1, 2)\n\n"
                          "[1] Tuples are immutable sequences of values. They are made with t = (1, 2). [1]",
-                    [Citation(1, "d", "d.md", None, None, "d:1", 1.0, passage)], "llm")
+                    _citations({1: passage}), "llm")
     drop_unsupported(answer, library.embedder)
     assert answer.text.count("Tuples are immutable sequences of values") == 1, answer.text
 
@@ -800,13 +807,10 @@ def test_a_paragraph_left_with_marks_only_goes_and_a_copied_source_label_is_not_
     were all left out leaves "[3]" alone. Neither is shown; a mark that is the paragraph's only citation stays, and
     code ("[1] 8" printed by R) is left as it is."""
     from rag.answer import drop_unsupported
-    from rag.types import Answer, Citation
-    passages = {1: "A tuple is a sequence of values. Tuples are immutable.",
-                2: "A function that calls itself is recursive."}
+    from rag.types import Answer
     answer = Answer("q", "[1] Tuples are immutable sequences of values. [1]\n\n[2] Recursion was invented in 1492 "
                          "by sailors. [2]\n\n[2] A recursive function calls itself.\n\n```\n> length(x)\n[1] 8\n```",
-                    [Citation(n, "d", "d.md", None, None, f"d:{n}", 1.0, quote) for n, quote in passages.items()],
-                    "llm")
+                    _citations(TWO_PASSAGES), "llm")
     drop_unsupported(answer, library.embedder)
     paragraphs = answer.text.split("\n\n")
     assert paragraphs[0] == "Tuples are immutable sequences of values. [1]", answer.text
