@@ -152,6 +152,44 @@ def _comparison(question: str) -> tuple[tuple[str, ...], re.Match] | None:
     return None
 
 
+# A sentence that states how the things compared differ, naming them by a word for the pair: "两者最明显的区别是通过网络
+# 安装得到的当前可用的程序包", "the main difference between the two is that …". It is the book's own comparison though
+# it names no more than one side, and leads the answer like a sentence naming every side (rag.tool). Tested in
+# tests/test_shapes.py.
+_ZH_PAIR = r"(?:两者|二者|这两者|这两种|这两个|两种方法|两种方式|它们|前者|后者|与之|和它)"
+_ZH_DIFFERENCE_IS = r"(?:的)?(?:主要|最大|最明显|明显|根本|唯一|关键|本质|重要)?(?:的)?(?:区别|不同|差别|差异|不同之处)" \
+                    r"(?:是|在于|就是|就在于)"
+_EN_DIFFERENCE_IS = r"\b(?:the|one|another)\s+(?:(?:main|key|major|most obvious|obvious|big|biggest|important|only|" \
+                    r"real|crucial|fundamental|essential|chief|principal|practical)\s+)?differences?\s+" \
+                    r"(?:between\s+(?:them|the two|these two|those two|both)(?:\s+[\w-]+)?\s+)?(?:is|are|lies)\b"
+STATES_DIFFERENCE_PATTERNS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
+    rf"{_ZH_PAIR}[^，。！？；]{{0,8}}?{_ZH_DIFFERENCE_IS}",
+    _EN_DIFFERENCE_IS,
+    r"\b(?:the two|these two|both|they)\s+differ\s+(?:in|by|only|mainly|chiefly)\b",
+)]
+
+
+def states_the_difference(text: str) -> bool:
+    """Whether a sentence says how a pair it names by a pronoun ("两者", "the two") differs."""
+    return any(p.search(text) for p in STATES_DIFFERENCE_PATTERNS)
+
+
+# Words that set one thing against another: a sentence naming the sides with one of them compares them ("\include 在
+# 读入之前会另起一页。有的时候我们并不需要这样，而是用 \input 命令，它纯粹是把文件里的内容插入"), where one naming both
+# without one may say the same of both ("使用 \include 和 \input 命令载入的文件名最好不要加空格").
+CONTRAST_WORDS_EN = ("whereas", "while", "instead", "unlike", "but", "however", "in contrast", "on the other hand",
+                     "rather than", "differ", "differs", "different", "differently", "difference", "differences")
+# 而 not in 而且 (and also), 则 not in 否则, 规则, 原则, 法则, 准则
+CONTRAST_WORDS_ZH = ("而是", "而不是", "而(?!且)", "但", "却", "不同", "区别", "差别", "相反", "(?<![否规原法准])则",
+                     "反之", "与之", "相比", "相对")
+_CONTRAST_EN = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in CONTRAST_WORDS_EN) + r")\b", re.IGNORECASE)
+_CONTRAST_ZH = re.compile("|".join(CONTRAST_WORDS_ZH))
+
+
+def sets_against(text: str) -> bool:
+    """Whether a sentence holds a word that sets one thing against another ("whereas", "而是", "不同")."""
+    return bool(_CONTRAST_EN.search(text) or _CONTRAST_ZH.search(text) or states_the_difference(text))
+
 # the question's own words beside its sides that say what they are compared in ("when i declare a param",
 # "Nittedal 那个计划里 … 成本差多少"): a bare side ("default", ":=", "选项1") asked alone is found anywhere
 CONTEXT_MAX_WORDS = 4

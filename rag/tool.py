@@ -32,12 +32,12 @@ from rag import prompts
 from rag.answer import (Source, add_book_answer, add_supporting_quote, attribute_uncited, citation_for,
                         drop_unsupported, evidence_citations, extractive_answer, focused_sources, has_words, refusal,
                         says_not_found, stream_composed_answer, whole_chunk_sources, without_echo)
-from rag.compare import comparison_sides, side_context
+from rag.compare import comparison_sides, sets_against, side_context, states_the_difference
 from rag.abbreviations import spell_out
 from rag.focus import search_focus
 from rag.evidence import (Evidence, QuestionTerms, discount_document_names, discount_statement_names, in_entry_of,
                           evidence_strength, off_in_history, paragraph_span, question_weights, score_evidence,
-                          split_units, unit_heading_paths, unknown_words)
+                          split_units, unit_heading_paths, units_after, unknown_words)
 from rag.chunk import chunk_document, document_context, embedding_text
 from rag.dense import DenseSpaces, Progress
 from rag.figures import extract_figures, figures_dir, load_figures, remove_figures, save_figures
@@ -91,6 +91,24 @@ def _mentions(text: str, side: str, every_word: bool = False) -> bool:
     found = set(search_tokens(text, keep_stopwords=every_word))
     stems = {w.rstrip("s") for w in found}
     return bool(words) and all(w in found or w.rstrip("s") in stems for w in words)
+
+
+def _pair_names_all(evidence: Evidence, names: list[tuple[str, ...]]) -> bool:
+    """Whether the unit and the sentence after it in the same paragraph name one side each, together every side, and
+    one of them sets them against each other (rag.compare.sets_against)."""
+    if evidence.unit.kind != "sentence":
+        return False
+    text = evidence.hit.chunk.text
+    following = units_after(evidence.unit, text, evidence.hit.chunk.context_prefix)[:1]
+    if not following or following[0].kind != "sentence" or "\n\n" in text[evidence.unit.end:following[0].start]:
+        return False
+    first, second = evidence.unit.text, following[0].text
+
+    def named(sentence: str) -> set[int]:
+        return {k for k, side in enumerate(names) if any(_mentions(sentence, n) for n in side)}
+    in_first, in_second = named(first), named(second)
+    return bool(in_first) and bool(in_second - in_first) and len(in_first | in_second) == len(names) and \
+        len(in_first) < len(names) and (sets_against(first) or sets_against(second))
 
 
 def _entry_names(evidence: Evidence, side: str) -> bool:
@@ -897,10 +915,19 @@ class RAGTool:
         # a unit that ends by introducing what follows ("TEXMF = {$TEXMFVAR,$TEXMFHOME,!!$TEXMFLOCAL} 比如我们可以用它来设置
         # TEX 的输入路径：") sets nothing side by side on its own, nor does a line without a verb ("References: man pages:
         # upsdrvctl(8), upsdrvsvcctl(8)") or the manual's history of itself
-        naming_all = [e for e in evidence if all(any(_mentions(e.unit.text, n) for n in side) for side in names)
+        # so does one naming a side that says how the pair differs ("两者最明显的区别是通过网络安装得到的…")
+        naming_all = [e for e in evidence if (all(any(_mentions(e.unit.text, n) for n in side) for side in names) or
+                                              states_the_difference(e.unit.text) and
+                                              any(_mentions(e.unit.text, n) for side in names for n in side))
                       and not e.unit.text.rstrip().endswith((":", "：")) and has_verb(e.unit.text)]
+        # or two sentences in a row that name one side each and set them against each other ("\include 在读入之前会
+        # 另起一页。有的时候我们并不需要这样，而是用 \input 命令…"): the first leads, the answer goes on into the second
+        naming_all += [e for e in evidence if e not in naming_all and _pair_names_all(e, names)]
         paths = unit_heading_paths([(e.n, e.hit, e.unit) for e in naming_all])     # of these few units only
         naming_all = [e for e in naming_all if not off_in_history(paths[(id(e.hit), e.unit.start)], plan.question)]
+        # one that sets the sides against each other before one that says the same of both ("使用 \include 和 \input
+        # 命令载入的文件名最好不要加空格")
+        naming_all.sort(key=lambda e: not (sets_against(e.unit.text) or _pair_names_all(e, names)))
         return SideEvidence(tuple(out), naming_all)
 
     def _titled_section(self, side: str, asked: str, within, options, doc_ids: list[str]) -> list[Evidence]:

@@ -14,6 +14,7 @@ import re
 
 from core.text import token_spans
 from rag.chunk import HEADING_LINE
+from rag.compare import states_the_difference
 from rag.evidence import (Evidence, Unit, in_entry_of, is_exercise, is_markup, is_wordless, split_units, units_after,
                           units_before)
 from rag.injection import is_instruction
@@ -345,8 +346,9 @@ def is_pointer_line(text: str) -> bool:
 REFERRING_OPENERS_EN = ("this", "these", "that", "those", "it", "its", "they", "their", "such", "thus", "hence",
                         "so", "therefore", "here", "however", "otherwise", "likewise", "similarly", "the latter",
                         "the former", "for the latter reason", "for the former reason", "as a result", "in this case",
-                        "in that case", "because of this")
-REFERRING_OPENERS_ZH = ("这", "那", "它", "其", "该", "此", "因此", "所以", "但是", "然而", "否则", "同样")
+                        "in that case", "because of this", "the two")
+REFERRING_OPENERS_ZH = ("这", "那", "它", "其", "该", "此", "因此", "所以", "但是", "然而", "否则", "同样", "两者", "二者",
+                        "前者", "后者")
 _REFERS_BACK = re.compile(r"^(?:(?:" + "|".join(REFERRING_OPENERS_EN) + r")\b|" + "|".join(REFERRING_OPENERS_ZH) + ")",
                           re.IGNORECASE)
 ANTECEDENT_MAX_CHARS = 400
@@ -358,7 +360,9 @@ def antecedent(ev: Evidence) -> Unit | None:
     design … was intended to reduce the load on the average system." before "This program was created separately
     so …". None when the sentence stands on its own, or what precedes it is not a sentence to show (code, a
     question, a list's introduction, an exercise, an instruction to the reader, a heading between)."""
-    if ev.unit.kind != "sentence" or not _REFERS_BACK.match(ev.unit.text.lstrip(" *•-")):
+    # a sentence saying how "the two" differ points back at where the book named them
+    if ev.unit.kind != "sentence" or not (_REFERS_BACK.match(ev.unit.text.lstrip(" *•-")) or
+                                          states_the_difference(ev.unit.text)):
         return None
     before = units_before(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)[-1:]
     # a chunk may begin mid-sentence ("define further local dependencies …"): a piece is no sentence to show

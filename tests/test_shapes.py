@@ -1114,3 +1114,106 @@ def test_a_chapters_topics_do_not_list_a_chinese_word_twice():
     for word in ["快捷方式", "快捷", "管理员", "注册", "注册表", "plot", "plotinit"]:
         _add_topic(topics, word)
     assert topics == ["快捷方式", "管理员", "注册表", "plot", "plotinit"]
+
+
+INSTALL_GUIDE = """# Installer guide
+
+## 1 Ways to install
+
+### 1.1 Network install
+
+The network installer is very small: it downloads only the packages you ask for.
+
+### 1.2 DVD install
+
+The DVD installer copies the whole distribution to your local disk.
+
+### 1.3 Notes
+
+The same installer program runs whichever way it is started. The main difference between the two is that a network
+install gets the packages available today. Read the licence before a network install or a DVD install.
+
+## 2 Input files
+
+### 2.1 Including files
+
+The include command starts a new page before it reads the file. Sometimes we do not want that, and use the input
+command instead, which only inserts the text of the file. Names given to the include command and the input command
+should have no spaces.
+"""
+
+INSTALL_GUIDE_ZH = """# 安装指南
+
+## 1 安装方式
+
+### 1.1 网络安装
+
+网络安装程序本身非常小，它只从网上下载你要求的软件包。
+
+### 1.2 光盘安装
+
+光盘安装程序把整套软件复制到你的本地磁盘上。
+
+### 1.3 说明
+
+不管从哪里载入，执行的都是同一个安装程序。两者最明显的区别是网络安装得到的是当前可用的软件包。使用网络安装和光盘安装之前都要阅读许可协议。
+
+## 2 插入文件
+
+### 2.1 插入命令
+
+\\include 在读入文件之前会另起一页。有的时候我们并不需要这样，而是用 \\input 命令，它纯粹是把文件里的内容插入。
+使用 \\include 和 \\input 命令载入的文件名最好不要加空格。
+"""
+
+
+@pytest.mark.parametrize("question, lead, context, not_lead", [
+    ("What's the difference between a network install and a DVD install?",
+     "main difference between the two", "same installer program", "Read the licence"),
+    ("网络安装和光盘安装有啥区别？", "两者最明显的区别", "同一个安装程序", "阅读许可协议"),
+    ("What's the difference between the include command and the input command?",
+     "starts a new page", "only inserts the text", "no spaces"),
+    ("\\include 和 \\input 有啥区别？", "另起一页", "纯粹是把文件里的内容插入", "不要加空格"),
+])
+def test_a_comparison_is_led_by_the_books_own_statement_of_the_difference(tmp_path, question, lead, context,
+                                                                         not_lead):
+    """The book's comparison leads the answer though no one sentence names both sides: a sentence naming one side
+    that says how "the two" (两者) differ, shown after the sentence it points back at; or two sentences in a row naming
+    one side each, the second set against the first ("而是", "instead"). A sentence saying the same of both (read the
+    licence; no spaces in file names) does not lead."""
+    tool = text_library(tmp_path / "data", (INSTALL_GUIDE, "Installer guide", "installer.md"),
+                        (INSTALL_GUIDE_ZH, "安装指南", "installer-zh.md"))
+    _, answer = ask(tool, question)
+    assert answer.kind == "compare" and not answer.refused
+    first = answer.text.split("\n\n")[0]
+    bold_lead = first.split("**")[1]
+    assert lead in first and context in first and not_lead not in bold_lead, answer.text
+
+
+@pytest.mark.parametrize("sentence, states", [
+    ("两者最明显的区别是通过网络安装得到的当前可用的程序包。", True),
+    ("二者的不同之处在于是否换页。", True),
+    ("The main difference between the two is that lists are mutable.", True),
+    ("The difference is that a tuple cannot change.", True),
+    ("The two differ in how they keep their memory.", True),
+    ("There is no difference in speed.", False),
+    ("两种颜色差别很大。", False),
+    ("Both are sequences of values.", False),
+])
+def test_a_sentence_stating_how_the_pair_differs(sentence, states):
+    from rag.compare import states_the_difference
+    assert states_the_difference(sentence) is states
+
+
+@pytest.mark.parametrize("sentence, sets", [
+    ("A list is mutable, whereas a tuple is not.", True),
+    ("有的时候我们并不需要这样，而是用 \\input 命令。", True),
+    ("\\clearpage 则能够另起一页。", True),
+    ("Lists and tuples are both sequences.", False),
+    ("而且它很快。", False),
+    ("否则很可能会出错。", False),
+    ("使用 \\include 和 \\input 命令载入的文件名最好不要加空格。", False),
+])
+def test_a_sentence_setting_one_thing_against_another(sentence, sets):
+    from rag.compare import sets_against
+    assert sets_against(sentence) is sets
