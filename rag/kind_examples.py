@@ -117,6 +117,7 @@ KIND_EXAMPLES: dict[str, list[str]] = {
     ],
     "example": [
         "Show me the example of a recursive function.", "Can you give an example of a dictionary?",
+        "书里那个批量重命名文件的例子是怎么弄的？", "输出的文件名好乱，书里那个改文件名模板的例子是怎么写的",
         "What code does the book use to reverse a string?", "Is there an example of using a while loop?",
         "Give me an example from the text.", "Show the code for the turtle example.",
         "What example does the author give for aliasing?", "Can I see a sample of a list comprehension?",
@@ -172,9 +173,18 @@ KIND_EXAMPLES: dict[str, list[str]] = {
         # the why after a subject clause, as learners ask it ("TSVM 训练时为啥要交换…" read as a how-to)
         "训练的时候为啥要打乱数据？", "推理时为什么要把温度调低？", "做数据增强的时候为啥要随机裁剪？",
         "这一步里为啥要先排序再去重？", "调参时为什么学习率要一点点减小？", "SVM 里为什么要把约束写进拉格朗日函数？",
+        # why the book advises against something, two things named in it (unseen uz-016 was read as a comparison)
+        "为什么不建议把 Python 2 和 Python 3 的包混着装？", "为啥不能把训练集和测试集混在一起用？",
+        "为什么不要在一个项目里同时用 pip 和 conda 装包？", "为什么不推荐日常工作直接用 root 账户？",
+        "直接删掉缓存文件不行吗，为啥要用命令清理？", "为什么书里说别把全局变量和局部变量用同一个名字？",
+        "Why shouldn't I mix packages from the stable and testing releases?",
+        "Why is it a bad idea to use tabs and spaces together?", "Why does the book warn against editing that file by hand?",
+        "Why not just pull the plug instead of shutting down?",
     ],
     "howto": [
         "How do I define a recursive function?", "How can I read a file line by line?",
+        # what the learner wants working, then the ask
+        "我想让局域网里的机器都能用上这台打印机，要怎么设置？", "想让程序开机就自动启动，该怎么配置？",
         # getting something done through a procedure the document lays down
         "How does a student get an exemption approved?", "How does a member get a new package accepted into the archive?",
         "学生怎样才能申请到免修？", "怎么让新软件包被仓库接收？",

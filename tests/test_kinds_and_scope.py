@@ -34,7 +34,9 @@ UNSEEN = {
     "why": ["Why do tuples exist if we have lists?", "Why is the base case necessary?", "为什么需要剪枝？",
             "为什么要引入核函数？", "Why does the author recommend incremental development?",
             "TSVM 训练时为啥要去交换两个未标记样本的伪标记？", "微调的时候为啥要冻结一部分参数？",
-            "写递归函数时为什么一定要有基准情形？"],
+            "写递归函数时为什么一定要有基准情形？",
+            # advised against, two things named (unseen uz-016 was read as a comparison)
+            "为什么不建议在配置文件里把 A 和 B 混着写？", "Why shouldn't I mix tabs and spaces in one file?"],
     "howto": ["How do I open a file for writing?", "How can I remove an item from a list?", "怎么实现一个栈？",
               "如何推导对数几率回归的梯度？", "How do I compute the information gain of a split?",
               "root 密码忘了咋办，帮我看看书里说怎么重置", "文件不小心删了咋办？", "网卡驱动装不上该怎么办？",
