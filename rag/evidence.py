@@ -121,7 +121,32 @@ def split_units(text: str, context: str = "") -> list[Unit]:
         if fence:
             units.append(Unit(fence.start(), fence.end(), "code", fence.group(1).strip("\n")))
             pos = fence.end()
-    return _captions_joined(units, text)
+    return _page_breaks_joined(_captions_joined(units, text), text)
+
+
+# A sentence a page break cut in two: the PDF's page (or column) ends mid-sentence and the converter puts a blank
+# line there ("By default all variables (except binary" / "ones) have no lower bound"). The first part ends with no
+# sentence's end; the second goes on in lower case, or (Chinese) after a comma.
+_CUT_ENGLISH = re.compile(r"[A-Za-z0-9,;)\-]$")
+_GOES_ON_ENGLISH = re.compile(r"^[a-z]")
+_CUT_CHINESE = re.compile(r"[\u4e00-\u9fff][，、]$")
+_GOES_ON_CHINESE = re.compile(r"^[\u4e00-\u9fff]")
+
+
+def _page_breaks_joined(units: list[Unit], text: str) -> list[Unit]:
+    """Two sentences with only a blank line between them that are one sentence a page break cut: one unit."""
+    out: list[Unit] = []
+    for unit in units:
+        last = out[-1] if out else None
+        between = text[last.end:unit.start] if last else ""
+        if last and last.kind == unit.kind == "sentence" and "\n\n" in between and not between.strip() and (
+                _CUT_ENGLISH.search(last.text) and _GOES_ON_ENGLISH.match(unit.text) or
+                _CUT_CHINESE.search(last.text) and _GOES_ON_CHINESE.match(unit.text)):
+            out[-1] = Unit(last.start, unit.end, "sentence", f"{last.text} {unit.text}" if unit.text[:1].isascii()
+                           else f"{last.text}{unit.text}")
+            continue
+        out.append(unit)
+    return out
 
 
 def units_after(unit: Unit, text: str, context: str = "") -> list[Unit]:

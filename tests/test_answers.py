@@ -135,6 +135,20 @@ def test_an_abbreviations_full_stop_ends_no_sentence():
         "The value is 5.", "7 is next."]
 
 
+def test_a_sentence_a_page_break_cut_is_one_unit():
+    """A page (or column) that ends mid-sentence leaves a blank line in it: "By default all variables (except binary"
+    / "ones) have no lower bound" is one sentence, in Chinese too after a comma; a paragraph that ends with a full
+    stop, a heading-like line before a capitalised sentence, and a list item stay apart."""
+    text = ("At most one lower bound can be specified. By default all variables (except binary\n\nones) have no lower "
+            "bound, so a zero lower bound must be given.\n\nThe upper bound is optional.\n\n运行混合的版本，\n\n"
+            "会冒更大的风险。\n\nOptional attributes\n\nInteger values are allowed.\n\n• first item\n\n• second item")
+    assert [u.text for u in split_units(text)] == [
+        "At most one lower bound can be specified.",
+        "By default all variables (except binary ones) have no lower bound, so a zero lower bound must be given.",
+        "The upper bound is optional.", "运行混合的版本，会冒更大的风险。", "Optional attributes",
+        "Integer values are allowed.", "• first item", "• second item"]
+
+
 def test_units_keep_code_tables_and_drop_headings():
     units = split_units(BOOK)
     kinds = [(u.kind, u.text.split("\n")[0]) for u in units]
