@@ -321,6 +321,18 @@ _LATER_STEP = re.compile(r"(?:\b|^)(?:" + "|".join(map(re.escape, LATER_STEP_WOR
 _FIRST_STEP = re.compile(r"(?:\b|^)(?:" + "|".join(map(re.escape, FIRST_STEP_WORDS)) + ")", re.IGNORECASE)
 STEPS_REACH_CHARS = 900       # how far back in its section a later step may look for the first
 
+# A sentence that announces the steps that follow ("Here are the steps that occur when a critical power event
+# happens …:", "安装步骤如下："): the steps are shown whole, up to STEPS_LIMIT_FACTOR times an example's length (the
+# NUT manual's eight shutdown steps had been cut after the second). Data, tested in test_worked.
+STEP_ANNOUNCING_WORDS = ("steps", "procedure", "as follows", "sequence of", "stages", "步骤", "流程", "过程", "如下")
+_ANNOUNCES_STEPS = re.compile("(?:" + "|".join(rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w)
+                                               for w in STEP_ANNOUNCING_WORDS) + r").*[:：]\s*$", re.IGNORECASE)
+STEPS_LIMIT_FACTOR = 2.5
+
+
+def announces_steps(unit: Unit) -> bool:
+    return unit.kind == "sentence" and bool(_ANNOUNCES_STEPS.search(unit.text))
+
 
 def steps_opening(ev: Evidence) -> list[Unit]:
     """For a sentence that is a later step ("You can finally test a forced shutdown sequence using:"), the units from
@@ -414,6 +426,7 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     text = ev.hit.chunk.text
     in_entry = any(in_entry_of(text, ev.unit.start, name) for name in entry_of)
     end = ev.unit.end
+    steps_announced = not code_only and any(announces_steps(u) for u in units)
     for unit in _code_joined(units_after(ev.unit, text, ev.hit.chunk.context_prefix), text):
         # an explanation or example ends where the book's exercises begin
         if is_instruction(unit.text) or (cid, unit.start) in shown or is_exercise(unit.text) or \
@@ -428,12 +441,15 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
         # past the limit, only to reach an example's first code (within twice the limit), and a code block
         # begun inside the limit is shown whole
         room = 2 * limit if not shows_code or (unit.kind == "code" and used < limit) else limit
+        if steps_announced:
+            room = max(room, int(STEPS_LIMIT_FACTOR * limit))
         if used + len(unit.text) > room:
             break
         units.append(unit)
         used += len(unit.text)
         shows_code = shows_code or unit.kind == "code"
-        if shows_code and used > limit:
+        steps_announced = steps_announced or (not code_only and announces_steps(unit))
+        if shows_code and used > limit and not steps_announced:
             break
     # a supporting quote grows only into code, unless it announces what follows ("包括以下流程：", "the steps are:")
     # or is one item of a list, which is shown whole

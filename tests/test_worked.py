@@ -507,6 +507,28 @@ def test_a_later_step_leading_an_answer_is_shown_from_the_first_step():
     assert "finally" in LATER_STEP_WORDS and "首先" in FIRST_STEP_WORDS
 
 
+def test_steps_a_sentence_announces_are_shown_whole():
+    """"Here are the steps that occur …:" announces a procedure: its steps are shown whole, past an example's length
+    (up to STEPS_LIMIT_FACTOR times it), where a lead without such a sentence stops at the length; the same in
+    Chinese ("关机步骤如下：")."""
+    from rag.evidence import Evidence, split_units
+    from rag.worked import STEPS_LIMIT_FACTOR, announces_steps, worked_example
+    steps = " ".join(f"{n}. The monitor does step number {n} of the shutdown and waits for the others to finish it."
+                     for n in range(1, 10))
+    for opening, announcement in (("When the battery gets low, the computer must stop cleanly.",
+                                   "Here are the steps that occur when the power fails:"),
+                                  ("电量低时，计算机必须干净地关机。", "关机步骤如下：")):
+        hit = section_hit("c1", f"{opening} {announcement}\n\n{steps}", heading="Shutdown design")
+        lead = split_units(hit.chunk.text)[0]
+        shown = worked_example(Evidence(1, hit, lead, 0.9, 0.9, None), 400, "[1]").quote
+        assert "step number 9" in shown and len(shown) <= STEPS_LIMIT_FACTOR * 400 + len(lead.text) + 200, shown
+        plain = section_hit("c2", f"{opening} The steps are listed below.\n\n{steps}", heading="Shutdown design")
+        cut = worked_example(Evidence(1, plain, split_units(plain.chunk.text)[0], 0.9, 0.9, None), 400, "[1]").quote
+        assert "step number 9" not in cut, cut
+    assert announces_steps(split_units("安装步骤如下：")[0])
+    assert not announces_steps(split_units("The steps are listed below.")[0])
+
+
 def test_a_line_pointing_to_other_pages_ends_an_explanation():
     """"References: upsmon(8), upsmon.conf(5)" after the sentence that answers names the question's words but says
     nothing: neither an explanation's continuation nor a lookup's next sentence shows it."""
