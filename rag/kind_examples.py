@@ -185,6 +185,10 @@ KIND_EXAMPLES: dict[str, list[str]] = {
         "How do I define a recursive function?", "How can I read a file line by line?",
         # what the learner wants working, then the ask
         "我想让局域网里的机器都能用上这台打印机，要怎么设置？", "想让程序开机就自动启动，该怎么配置？",
+        # a process the book lays down in steps, asked to be walked through (unseen u7e-021 was read as a lookup)
+        "Can you walk me through the steps of the boot process?", "Go through the backup procedure step by step for me.",
+        "how does the whole install go, step by step?", "系统启动的整个流程是咋走的？按步骤帮我捋一下",
+        "打印任务从提交到打出来经过哪些步骤？", "断网以后整个重连过程是怎么走的？",
         # getting something done through a procedure the document lays down
         "How does a student get an exemption approved?", "How does a member get a new package accepted into the archive?",
         "学生怎样才能申请到免修？", "怎么让新软件包被仓库接收？",

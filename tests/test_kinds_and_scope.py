@@ -40,7 +40,9 @@ UNSEEN = {
     "howto": ["How do I open a file for writing?", "How can I remove an item from a list?", "怎么实现一个栈？",
               "如何推导对数几率回归的梯度？", "How do I compute the information gain of a split?",
               "root 密码忘了咋办，帮我看看书里说怎么重置", "文件不小心删了咋办？", "网卡驱动装不上该怎么办？",
-              "帮我查查书里怎么设置静态 IP"],
+              "帮我查查书里怎么设置静态 IP",
+              # a process asked step by step (unseen u7e-021 was read as a lookup)
+              "备份的整个流程是咋走的？能按步骤帮我捋一下吗", "walk me through what happens step by step when a job fails"],
     "explain": ["Explain what a docstring is for.", "Can you explain the concept of encapsulation?",
                 "解释一下什么是偏差-方差分解。", "请通俗地讲讲 EM 算法。", "Help me understand what aliasing means.",
                 # a term's "what is": explained, not looked up
