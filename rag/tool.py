@@ -93,6 +93,16 @@ def _mentions(text: str, side: str, every_word: bool = False) -> bool:
     return bool(words) and all(w in found or w.rstrip("s") in stems for w in words)
 
 
+def _names_in_passing(text: str, side: str) -> bool:
+    """Whether a unit names a side (`_mentions`), or its name without the kind of thing it is ("center 环境" in
+    "center 等环境 会在上下文产生一个额外间距"): in a sentence naming every side, the book may put words between or
+    leave the kind out, which a side's own passage, where "center" alone may be a table's word, may not."""
+    if _mentions(text, side):
+        return True
+    named = _NAME_AND_KIND.match(side.strip())
+    return bool(named and re.search(rf"(?<!\w){re.escape(named['name'])}(?!\w)", text))
+
+
 def _pair_names_all(evidence: Evidence, names: list[tuple[str, ...]]) -> bool:
     """Whether the unit and the sentence after it in the same paragraph name one side each, together every side, and
     one of them sets them against each other (rag.compare.sets_against)."""
@@ -105,10 +115,10 @@ def _pair_names_all(evidence: Evidence, names: list[tuple[str, ...]]) -> bool:
     first, second = evidence.unit.text, following[0].text
 
     def named(sentence: str) -> set[int]:
-        return {k for k, side in enumerate(names) if any(_mentions(sentence, n) for n in side)}
+        return {k for k, side in enumerate(names) if any(_names_in_passing(sentence, n) for n in side)}
     in_first, in_second = named(first), named(second)
     return bool(in_first) and bool(in_second - in_first) and len(in_first | in_second) == len(names) and \
-        len(in_first) < len(names) and (sets_against(first) or sets_against(second))
+        len(in_first) < len(names) > len(in_second) and (sets_against(first) or sets_against(second))
 
 
 def _entry_names(evidence: Evidence, side: str) -> bool:
@@ -125,6 +135,9 @@ def _entry_names(evidence: Evidence, side: str) -> bool:
 
 _WORDS_ONLY = re.compile(r"[\w\s\-]+")
 _WHITESPACE = re.compile(r"\s+")
+# a comparison side that is a name in Latin letters and the kind of thing it is: "center 环境", "\centering 命令"
+_NAME_AND_KIND = re.compile(r"^(?P<name>[A-Za-z\\][\w\\\-.]*)\s*(?:环境|命令|宏包|函数|选项|参数|变量|文件|模式|语句|"
+                            r"程序|工具|软件包|包|类|方法|属性)$")
 
 
 class SideEvidence(NamedTuple):
@@ -916,7 +929,8 @@ class RAGTool:
         # TEX 的输入路径：") sets nothing side by side on its own, nor does a line without a verb ("References: man pages:
         # upsdrvctl(8), upsdrvsvcctl(8)") or the manual's history of itself
         # so does one naming a side that says how the pair differs ("两者最明显的区别是通过网络安装得到的…")
-        naming_all = [e for e in evidence if (all(any(_mentions(e.unit.text, n) for n in side) for side in names) or
+        naming_all = [e for e in evidence if (all(any(_names_in_passing(e.unit.text, n) for n in side)
+                                                  for side in names) or
                                               states_the_difference(e.unit.text) and
                                               any(_mentions(e.unit.text, n) for side in names for n in side))
                       and not e.unit.text.rstrip().endswith((":", "：")) and has_verb(e.unit.text)]

@@ -1164,6 +1164,11 @@ INSTALL_GUIDE_ZH = """# 安装指南
 
 \\include 在读入文件之前会另起一页。有的时候我们并不需要这样，而是用 \\input 命令，它纯粹是把文件里的内容插入。
 使用 \\include 和 \\input 命令载入的文件名最好不要加空格。
+
+### 2.2 居中
+
+在表格里要居中时，用 \\centering 命令或者 center 环境都可以。有一点可以将两者区分开来：center 等环境会在上下文产生一个额外间距，
+而 \\centering 等命令不产生，只是改变对齐方式。
 """
 
 
@@ -1174,13 +1179,16 @@ INSTALL_GUIDE_ZH = """# 安装指南
     ("What's the difference between the include command and the input command?",
      "starts a new page", "only inserts the text", "no spaces"),
     ("\\include 和 \\input 有啥区别？", "另起一页", "纯粹是把文件里的内容插入", "不要加空格"),
+    # the sides named with words between the name and its kind ("center 等环境")
+    ("center 环境和 \\centering 命令有什么区别？", "额外间距", "只是改变对齐方式", "都可以"),
 ])
 def test_a_comparison_is_led_by_the_books_own_statement_of_the_difference(tmp_path, question, lead, context,
                                                                          not_lead):
     """The book's comparison leads the answer though no one sentence names both sides: a sentence naming one side
     that says how "the two" (两者) differ, shown after the sentence it points back at; or two sentences in a row naming
-    one side each, the second set against the first ("而是", "instead"). A sentence saying the same of both (read the
-    licence; no spaces in file names) does not lead."""
+    one side each, the second set against the first ("而是", "instead"); or one naming each by its name with words
+    before its kind ("center 等环境" for "center 环境"). A sentence saying the same of both (read the licence; no spaces
+    in file names; either will do) does not lead."""
     tool = text_library(tmp_path / "data", (INSTALL_GUIDE, "Installer guide", "installer.md"),
                         (INSTALL_GUIDE_ZH, "安装指南", "installer-zh.md"))
     _, answer = ask(tool, question)
