@@ -508,9 +508,14 @@ def _markdown(units: list[Unit], mark: str, lead_bold: bool, bold_at: int = 0) -
             blocks.append("\n".join(items))
             items.clear()
 
+    marker = ""         # a step's number the PDF put on a line of its own ("1." over "The UPS goes on battery")
     for i, unit in enumerate(units):
         if is_list_item(unit) and not _LIST_MARKER.sub("", unit.text).strip():
-            continue                    # a marker the page left without its item ("3." before a page break)
+            marker = unit.text.strip()  # its item follows, or a page break left it without one ("3.")
+            continue
+        if marker and unit.kind == "sentence" and not is_list_item(unit):
+            unit = Unit(unit.start, unit.end, "sentence", f"{marker} {unit.text}")
+        marker = ""
         if is_list_item(unit):          # a list stays a list: an item a line
             end_prose()
             items.append(unit.text.strip())

@@ -429,14 +429,17 @@ def test_the_sentence_after_the_lead_that_names_the_rest_of_what_is_asked_is_sho
     assert "OB — on battery" in explained.text and "misconfigured" in explained.text, explained.text
 
 
-def test_a_list_marker_left_without_its_item_is_not_shown():
-    """"3." before a page break, its text on the next page: a line holding only the marker is not an item."""
+def test_a_list_marker_on_a_line_of_its_own_is_shown_with_its_item_or_not_at_all():
+    """"3." on a line of its own, its step on the next ("The primary sets FSD."): shown as the item "3. The primary sets
+    FSD."; a marker with nothing after it (a page break left it without its item) is not shown."""
     from rag.evidence import Unit
     from rag.worked import _markdown
     units = [Unit(0, 10, "sentence", "It depends on these readings:"), Unit(11, 20, "sentence", "• battery.charge"),
              Unit(21, 23, "sentence", "3."), Unit(24, 40, "sentence", "The primary sets FSD.")]
     shown = _markdown(units, "[1]", lead_bold=True)
-    assert "3." not in shown and "• battery.charge" in shown and "The primary sets FSD." in shown, shown
+    assert "• battery.charge" in shown and "\n3. The primary sets FSD." in shown, shown
+    alone = _markdown(units[:3], "[1]", lead_bold=True)
+    assert "3." not in alone and "• battery.charge" in alone, alone
 
 
 def test_a_lead_pointing_back_is_shown_after_the_sentence_it_points_at():
@@ -525,6 +528,12 @@ def test_steps_a_sentence_announces_are_shown_whole():
         plain = section_hit("c2", f"{opening} The steps are listed below.\n\n{steps}", heading="Shutdown design")
         cut = worked_example(Evidence(1, plain, split_units(plain.chunk.text)[0], 0.9, 0.9, None), 400, "[1]").quote
         assert "step number 9" not in cut, cut
+    # a step's number on a line of its own is shown with its step, as a list
+    numbered = section_hit("c3", "Here are the steps that occur when the power fails:\n\n1.\n\nThe UPS goes on battery\n\n"
+                                 "2.\n\nThe UPS reaches low battery.", heading="Shutdown design")
+    markdown = worked_example(Evidence(1, numbered, split_units(numbered.chunk.text)[0], 0.9, 0.9, None), 400,
+                              "[1]").markdown
+    assert "\n1. The UPS goes on battery\n2. The UPS reaches low battery." in markdown, markdown
     assert announces_steps(split_units("安装步骤如下：")[0])
     assert not announces_steps(split_units("The steps are listed below.")[0])
 
