@@ -106,19 +106,22 @@ def _names_in_passing(text: str, side: str) -> bool:
 def _pair_names_all(evidence: Evidence, names: list[tuple[str, ...]]) -> bool:
     """Whether the unit and the sentence after it in the same paragraph name one side each, together every side, and
     one of them sets them against each other (rag.compare.sets_against)."""
+    def named(sentence: str) -> set[int]:
+        return {k for k, side in enumerate(names) if any(_names_in_passing(sentence, n) for n in side)}
+
     if evidence.unit.kind != "sentence":
+        return False
+    first = evidence.unit.text
+    in_first = named(first)
+    if not in_first or len(in_first) == len(names):     # names no side, or every side on its own
         return False
     text = evidence.hit.chunk.text
     following = units_after(evidence.unit, text, evidence.hit.chunk.context_prefix)[:1]
     if not following or following[0].kind != "sentence" or "\n\n" in text[evidence.unit.end:following[0].start]:
         return False
-    first, second = evidence.unit.text, following[0].text
-
-    def named(sentence: str) -> set[int]:
-        return {k for k, side in enumerate(names) if any(_names_in_passing(sentence, n) for n in side)}
-    in_first, in_second = named(first), named(second)
-    return bool(in_first) and bool(in_second - in_first) and len(in_first | in_second) == len(names) and \
-        len(in_first) < len(names) > len(in_second) and (sets_against(first) or sets_against(second))
+    second = following[0].text
+    in_second = named(second)
+    return len(in_first | in_second) == len(names) > len(in_second) and (sets_against(first) or sets_against(second))
 
 
 def _entry_names(evidence: Evidence, side: str) -> bool:
@@ -936,12 +939,14 @@ class RAGTool:
                       and not e.unit.text.rstrip().endswith((":", "：")) and has_verb(e.unit.text)]
         # or two sentences in a row that name one side each and set them against each other ("\include 在读入之前会
         # 另起一页。有的时候我们并不需要这样，而是用 \input 命令…"): the first leads, the answer goes on into the second
-        naming_all += [e for e in evidence if e not in naming_all and _pair_names_all(e, names)]
+        pairs = [e for e in evidence if e not in naming_all and _pair_names_all(e, names)]
+        naming_all += pairs
         paths = unit_heading_paths([(e.n, e.hit, e.unit) for e in naming_all])     # of these few units only
         naming_all = [e for e in naming_all if not off_in_history(paths[(id(e.hit), e.unit.start)], plan.question)]
         # one that sets the sides against each other before one that says the same of both ("使用 \include 和 \input
         # 命令载入的文件名最好不要加空格")
-        naming_all.sort(key=lambda e: not (sets_against(e.unit.text) or _pair_names_all(e, names)))
+        set_apart = {id(e) for e in pairs}
+        naming_all.sort(key=lambda e: not (id(e) in set_apart or sets_against(e.unit.text)))
         return SideEvidence(tuple(out), naming_all)
 
     def _titled_section(self, side: str, asked: str, within, options, doc_ids: list[str]) -> list[Evidence]:
