@@ -183,7 +183,8 @@ def _heading_between(text: str, start: int, end: int) -> bool:
 
 def _paragraph_units(text: str, base: int, header: str = "", widest: int = 0) -> list[Unit]:
     units: list[Unit] = []
-    for para in re.finditer(r"(?:[^\n]|\n(?!\s*\n))+", text):
+    paragraphs = list(re.finditer(r"(?:[^\n]|\n(?!\s*\n))+", text))
+    for n, para in enumerate(paragraphs):
         body, offset = para.group(), base + para.start()
         if _NUMBERED_HEADING.match(body):
             continue              # a heading answers nothing
@@ -191,7 +192,13 @@ def _paragraph_units(text: str, base: int, header: str = "", widest: int = 0) ->
         if sum(1 for line in lines if _TABLE_ROW.match(line)) >= 2 or (header and offset == 0 and _TABLE_ROW.match(lines[0])):
             units.extend(_table_units(body, offset, header if offset == 0 else ""))
             continue
-        for is_code, start, end in _line_runs(body):
+        runs = _line_runs(body)
+        if len(runs) == 1 and not runs[0][0] and _captions_rows(body, paragraphs[n - 1:n] + paragraphs[n + 1:n + 2]):
+            lead = len(body) - len(body.lstrip("\n"))     # the blank line's end the paragraph starts with
+            lines = body[lead:].rstrip("\n").split("\n")
+            units.extend(_row_units(lines, [offset + lead + at for at in _line_starts(lines)]))
+            continue
+        for is_code, start, end in runs:
             if _HEADING.match(body[start:end]):
                 continue          # headings are in the chunk's heading path; a heading answers nothing
             if is_code:      # the converter escaped a line's "#" (a root prompt, a comment) lest it be a heading
@@ -219,6 +226,16 @@ def _prose_units(body: str, offset: int, widest: int) -> list[Unit]:
         pos = starts[last]
     units.extend(_sentences(body[pos:], offset + pos))
     return units
+
+
+def _captions_rows(body: str, neighbours: list[re.Match]) -> bool:
+    """A paragraph of two lines or more, none ending a sentence, with a caption line alone as the paragraph just
+    above or below it: that caption's table, however wide its rows ("main 67672 遵从 Debian 自由软件指导方针（DFSG），
+    并且不依赖于 / non-free …" above "Table 2.3: Debian 归档区域（area）列表"). Read as prose, its rows ran into one
+    "sentence" and the table's last rows into another."""
+    lines = [line for line in body.split("\n") if line.strip()]
+    return len(lines) >= 2 and not any(text_rows.ends_sentence(line) for line in lines) and any(
+        "\n" not in m.group().strip() and text_rows.is_caption(m.group().strip()) for m in neighbours)
 
 
 def _row_units(lines: list[str], starts: list[int]) -> list[Unit]:

@@ -53,6 +53,11 @@ def is_caption(line: str) -> bool:
     return bool(CAPTION.match(line))
 
 
+def ends_sentence(line: str) -> bool:
+    stripped = line.strip()
+    return stripped.endswith(_SENTENCE_END) or "。" in stripped
+
+
 def _is_row(line: str, widest: int) -> bool:
     stripped = line.strip()
     return bool(stripped) and width(stripped) <= ROW_WIDTH_SHARE * widest and not stripped.endswith(_SENTENCE_END) \

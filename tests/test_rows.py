@@ -71,6 +71,38 @@ def test_prose_in_a_narrow_column_and_a_wrapped_paragraph_stay_sentences():
     assert all(u.kind == "sentence" for u in split_units(EN_PAGE.split("Distribution")[0]))
 
 
+# As the Debian reference's page 67 reaches the text: rows as wide as the prose (a Chinese cell fills the line, a
+# cell wraps onto a line of its own), none ending a sentence, the caption a paragraph of its own below them.
+WIDE_ROWS_PAGE = """等待已修正的 unstable 软件包移植到 testing。unstable 档案库的缺陷，交由各个维护者修改。
+
+区域 软件包数量 软件包组件标准
+
+main 67672 遵从 Debian 自由软件指导方针（DFSG），并且不依赖于
+                                   non-free
+non-free-firmware 31 not DFSG compliant, firmware required for reasonable system
+installation experience
+contrib 338 遵从 Debian 自由软件指导方针（DFSG），但依赖于 non-free
+non-free 939 not DFSG compliant and not in non-free-firmware
+
+Table 2.3: Debian 归档区域（area）列表
+
+上述软件包的数量是 amd64 架构的。main 区域提供 Debian 系统（参见第 2.1.5 节）。
+"""
+
+
+def test_wide_rows_beside_their_caption_are_one_table_whatever_their_width():
+    units = split_units(WIDE_ROWS_PAGE)
+    table = next(u for u in units if u.kind == "table")
+    lines = table.text.split("\n")
+    assert lines[0].startswith("main 67672") and lines[-1] == "Table 2.3: Debian 归档区域（area）列表"
+    assert "contrib 338 遵从 Debian 自由软件指导方针（DFSG），但依赖于 non-free" in lines
+    assert WIDE_ROWS_PAGE[table.start:table.end].startswith("main 67672")
+    assert [u.text for u in units if u.text.startswith("上述软件包")] == ["上述软件包的数量是 amd64 架构的。"]
+    # a paragraph beside a caption that ends its sentences is prose, not the caption's table
+    prose = WIDE_ROWS_PAGE.replace("non-free-firmware\n\nTable", "non-free-firmware.\n\nTable")
+    assert not any(u.kind == "table" and u.text.startswith("main") for u in split_units(prose))
+
+
 def test_a_caption_needs_a_number_and_a_long_table_is_shown_in_groups_under_its_first_line():
     assert rows.is_caption("Table 4.7: 安全和不安全的服务端口列表") and rows.is_caption("表 2-1 常用命令")
     assert not rows.is_caption("Table of contents") and not rows.is_caption("Figures show the data")
