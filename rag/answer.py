@@ -32,6 +32,7 @@ MAX_SHORT_ANSWER_CHARS = 320
 QUOTE_MAX_CHARS = 200             # a supporting quote; the whole sentence is in its source's passage
 LIST_MAX_CHARS = MAX_SHORT_ANSWER_CHARS   # the items a quoted sentence introduces ("…包括：")
 _INTRODUCES = re.compile(r"[:：]\s*(?:$|[•·▪‣◦●○■□*–-]\s)")
+_CODE_TOKEN = re.compile(r"[\x21-\x7e]*[=/$%.\\][\x21-\x7e]*")      # ASCII, no space, with a code symbol
 _LIST_ITEM = re.compile(r"^\s*(?:[•·▪‣◦●○■□*–-]\s|\(?\d{1,2}[.)、]\s?|[a-z][.)]\s)")   # "• 列出…", "2. 会计", "(a) …"
 EXTRACTIVE_BUDGET_CHARS = 600     # the answer and its quotes together, before citation marks
 
@@ -301,8 +302,9 @@ def _with_example(ev: Evidence, limit: int = MAX_SHORT_ANSWER_CHARS) -> str:
 
 def _introduces(sentence: str) -> bool:
     """Whether the sentence introduces a list: it ends with a colon, or the splitter joined the list's first item to
-    it ("它的功能包括： • 列出方案…；")."""
-    return bool(_INTRODUCES.search(sentence))
+    it ("它的功能包括： • 列出方案…；"). A line of code ending in its own colon introduces nothing
+    ("TEXINPUTS=.:/my/macro/dir:", a search path; "%:", a Makefile rule)."""
+    return bool(_INTRODUCES.search(sentence)) and not _CODE_TOKEN.fullmatch(sentence.strip())
 
 
 def _list_items(units: list[Unit], limit: int) -> list[str]:

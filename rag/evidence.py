@@ -963,10 +963,25 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
         if is_exercise(unit.text) or unit.text.rstrip().endswith(("?", "？")) or \
                 any(is_exercise(h) for h in hit.chunk.heading_path[-1:]):
             score -= 0.3          # an exercise or a question in the text asks; it does not answer
+        if quotes_whole(question, unit.text):
+            score -= QUOTED_BY_QUESTION_PENALTY
         score += 0.03 / n     # the retriever's order breaks near-ties
         out.append((score, Evidence(n, hit, unit, max(0.0, min(1.0, score)), lexical, semantic)))
     out.sort(key=lambda pair: -pair[0])     # by the unclipped score: two units at 1.0 are not equal
     return [ev for _, ev in out]
+
+
+# "书里写 TEXINPUTS=.:/my/macro/dir: 末尾还多一个冒号，这个冒号到底啥意思？": the book's line the question quotes holds
+# every symbol it asks about, and scored best — but the learner has it already; what answers is the book's
+# sentence about it.
+QUOTED_BY_QUESTION_PENALTY = 0.3
+QUOTED_MIN_CHARS = 8        # "dh $@" alone may be what a lookup asks to find
+
+
+def quotes_whole(question: str, unit_text: str) -> bool:
+    """Whether the question quotes the unit whole (white space aside): a line of the book it asks about."""
+    unit = "".join(unit_text.split())
+    return len(unit) >= QUOTED_MIN_CHARS and unit in "".join(question.split())
 
 
 def evidence_strength(evidence: list[Evidence], unknown: list[str] | None = None, *,

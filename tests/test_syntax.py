@@ -142,3 +142,39 @@ def test_a_side_written_in_symbols_is_told_by_its_entry_and_ends_with_it(tmp_pat
 def test_a_name_in_symbols_is_written_where_all_its_patterns_are(text, name, writes):
     from rag.syntax import writes_symbols
     assert writes_symbols(text, name) is writes
+
+
+KPATHSEA_BOOK = """# TeX Live 指南
+
+## 3.4 环境变量
+
+此外，如果只希望把一个个人目录加入特定的搜索路径，设置环境变量是合理的：
+
+TEXINPUTS=.:/my/macro/dir:
+
+为保证这个设计可以一直被维护和兼容，在末尾加入一个 ‘:’ (Windows 下用 ‘;’) 来加入系统路径，而不是完全替代系统路径。
+另一个选项是使用 TEXMFHOME 树。
+
+## 7.1 路径来源
+
+如果最高优先级的搜索路径中包含一个额外的冒号 (即前置、后置或连续的冒号)，Kpathsea 将在此处插入次高优先级的搜索路径。
+"""
+
+
+def test_the_line_a_question_quotes_does_not_answer_it_the_books_sentence_about_it_does(tmp_path):
+    """"书里写 TEXINPUTS=.:/my/macro/dir: 末尾还多一个冒号，这个冒号到底啥意思？" The quoted line holds every symbol asked
+    about, but the learner has it already: the answer leads with what the book says of the colon, and the line,
+    ending in its own colon, is not taken for a sentence introducing a list."""
+    tool = text_library(tmp_path / "data", (KPATHSEA_BOOK, "TeX Live 指南", "texlive.md"))
+    question = "书里写 TEXINPUTS=.:/my/macro/dir: 末尾还多一个冒号，这个冒号到底啥意思？"
+    best = tool.evidence(question, tool.retrieve(question).answering_hits, kind="explain")[0]
+    assert "冒号" in best.unit.text or "‘:’" in best.unit.text, best.unit.text
+    answer = tool.ask(question)
+    assert not answer.text.startswith("**TEXINPUTS=.:/my/macro/dir:"), answer.text
+
+
+def test_a_unit_is_quoted_whole_only_when_the_question_holds_all_of_it():
+    from rag.evidence import quotes_whole
+    question = "书里写 TEXINPUTS=.:/my/macro/dir: 末尾还多一个冒号"
+    assert quotes_whole(question, "TEXINPUTS=.:/my/macro/dir:") and quotes_whole(question, "TEXINPUTS = .:/my/macro/dir:")
+    assert not quotes_whole(question, "TEXINPUTS=.;$TEXMF/tex//") and not quotes_whole(question, "末尾")  # too short
