@@ -54,6 +54,10 @@ _ALSO_WRITTEN = re.compile(r"\b(" + "|".join(sorted(map(re.escape, ALSO_WRITTEN)
                            re.IGNORECASE)
 
 
+_CODE_BEFORE = tuple("/~.{$@%=[<\\")     # a character that puts the word inside a path or code
+_CODE_AFTER = tuple("/:}=[]()")
+
+
 def other_forms(word: str) -> list[str]:
     """The words a document may write for a reader's `word` (lower case), split into words; [] when none."""
     other = ALSO_WRITTEN.get(word.lower())
@@ -65,6 +69,15 @@ def spell_out(text: str) -> str:
     reader's short form or everyday word followed by the document's (ALSO_WRITTEN): "stdout (standard output)"."""
     for pattern, words in _SPELLED_OUT:
         text = pattern.sub(words, text)
-    lowered = text.lower()
-    return _ALSO_WRITTEN.sub(lambda m: m.group() if ALSO_WRITTEN[m.group().lower()] in lowered
-                             else f"{m.group()} ({ALSO_WRITTEN[m.group().lower()]})", text)
+    added = {text.lower()}       # the document's word once: the text has it already, or an earlier match added it
+
+    def beside(m: re.Match) -> str:
+        other = ALSO_WRITTEN[m.group().lower()]
+        # a piece of a path or of code is a name, not a word: "user@host:~/dir$" asks about the prompt, not
+        # directories, and "${var:-默认值}" is syntax to find as written
+        in_code = text[m.start() - 1:m.start()] in _CODE_BEFORE or text[m.end():m.end() + 1] in _CODE_AFTER
+        if in_code or any(other in seen for seen in added):
+            return m.group()
+        added.add(other)
+        return f"{m.group()} ({other})"
+    return _ALSO_WRITTEN.sub(beside, text)

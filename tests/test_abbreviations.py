@@ -65,6 +65,11 @@ def test_a_question_in_abbreviations_finds_and_quotes_the_line_that_spells_them_
     ("can [[ do regex?", "can [[ do regex (regular expression)?"),
     ("the folder is a directory", "the folder is a directory"),     # the document's word is there already
     ("what does __init__ do?", "what does __init__ do?"),             # inside a name, not a word of its own
+    # a path's piece is a name, and the document's word is added once
+    ("show the current folder, like user@host:~/dir$", "show the current folder (directory), like user@host:~/dir$"),
+    ("${var:-默认值} 跟 ${var:=默认值} 有什么区别？", "${var:-默认值} 跟 ${var:=默认值} 有什么区别？"),   # syntax as written
+    ("copy the folder into /usr/local/dir/ and the other folder", "copy the folder (directory) into /usr/local/dir/ "
+                                                                   "and the other folder"),
 ])
 def test_a_readers_short_form_is_searched_beside_the_documents_word(question, expected):
     assert spell_out(question) == expected or spell_out(question).startswith(expected)
