@@ -380,11 +380,13 @@ class Retriever:
             for i, q in enumerate(queries):
                 rankings[f"bm25{i}"] = [cid for cid, _ in self.store.bm25_search(
                     user_id, q, options.candidates * (8 if scope_docs else 1), doc_ids=scope_docs,
-                    heading_weight=self.settings.bm25_heading_weight)]
+                    heading_weight=self.settings.bm25_heading_weight,
+                    word_prefix=self.settings.bm25_word_prefix)]
             if focus:
                 rankings["bm25_focus"] = [cid for cid, _ in self.store.bm25_search(
                     user_id, queries[0], options.candidates, doc_ids=focus,
-                    heading_weight=self.settings.bm25_heading_weight)]
+                    heading_weight=self.settings.bm25_heading_weight,
+                    word_prefix=self.settings.bm25_word_prefix)]
             syntax = syntax_patterns(queries[0])
             if syntax:      # "{1..$n}", "$* vs $@": the chunks that write the syntax the question quotes
                 texts: dict[str, str] = {}

@@ -65,6 +65,12 @@ MAX_COUNTED_TERMS = 64   # term_document_counts looks up at most this many disti
 MIN_RESPELLED_LETTERS = 6
 
 
+def _begins_words(term: str, word_prefix: int) -> bool:
+    """Whether a query term is searched as the start of words too: a reader writes "host" and "user" where a manual
+    writes "hostname" and "username" (closed compounds). Only English words long enough not to begin everything."""
+    return bool(word_prefix) and len(term) >= word_prefix and term.isascii() and term.isalpha()
+
+
 def _quoted(tokens: list[str]) -> str:
     """Tokens as one FTS5 phrase (adjacent, in order)."""
     return '"' + " ".join(tokens).replace('"', '""') + '"'
@@ -279,15 +285,17 @@ class DocumentStore:
 
     # -- BM25 -------------------------------------------------------------------------------------
     def bm25_search(self, user_id: str, query: str, limit: int, doc_ids: list[str] | None = None,
-                    heading_weight: float = 1.0) -> list[tuple[str, float]]:
+                    heading_weight: float = 1.0, word_prefix: int = 0) -> list[tuple[str, float]]:
         """(chunk_id, score) best first; score = -bm25 so higher is better. `doc_ids` limits the search;
         `heading_weight` is how much a word of the chunk's document title and section path counts against
-        one of its text."""
+        one of its text; an English word of `word_prefix` letters or more (0: none) also finds the words it
+        begins ("host" finds "hostname")."""
         fts = self._fts_table(user_id, create=False)
         terms = with_fiscal_years(list(dict.fromkeys(bm25_tokens(query))))
         if not fts or not terms:
             return []
-        return self._ranked(fts, " OR ".join(_quoted([t]) for t in terms[:64]), limit, doc_ids, heading_weight)
+        return self._ranked(fts, " OR ".join(_quoted([t]) + ("*" if _begins_words(t, word_prefix) else "")
+                                             for t in terms[:64]), limit, doc_ids, heading_weight)
 
     def heading_search(self, user_id: str, query: str, phrases: list[list[str]], limit: int,
                        doc_ids: list[str] | None = None, excluded: list[list[str]] | None = None

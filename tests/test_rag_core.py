@@ -297,6 +297,19 @@ def test_bm25_matches_english_words_in_any_form(settings):
     assert n >= 2 and counts == {"sheet": 1, "weather": 1}   # IDF lookups stem the same way
 
 
+def test_a_readers_word_finds_the_closed_compound_a_manual_writes(settings):
+    """"show user and host in my prompt" over a manual that writes "username" and "hostname"; a word shorter than
+    the setting finds only itself, and 0 turns it off."""
+    tool = RAGTool("alice", settings)
+    prompt = tool.add_text("# Controlling the Prompt\n\n\\h The hostname, up to the first period.\n"
+                           "\\u The username of the person logged in.", title="manual")
+    tool.add_text("# Directory Stack\n\nThe dirs builtin shows the directory stack.", title="other")
+    found = tool.store.bm25_search("alice", "host user", 10, word_prefix=settings.bm25_word_prefix)
+    assert settings.bm25_word_prefix == 4 and [cid.split(":")[0] for cid, _ in found] == [prompt.doc_id]
+    assert tool.store.bm25_search("alice", "host user", 10, word_prefix=0) == []
+    assert tool.store.bm25_search("alice", "host", 10, word_prefix=5) == []     # a word shorter than the setting
+
+
 def test_a_fiscal_year_in_a_question_finds_the_year_a_table_heads_its_column(settings):
     from core.text import with_fiscal_years
     assert with_fiscal_years(["rate", "fy2022", "fy21"]) == ["rate", "fy2022", "fy21", "2022", "2021"]
