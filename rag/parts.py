@@ -67,9 +67,39 @@ _POINTS_BACK = re.compile(r"\b(?:it|its|they|them|their|this|that|these|those|wh
                           r"它|这个|那个|这些|那些|这种|那种|其|哪一种|哪种|哪个|哪一个", re.IGNORECASE)
 
 
+# "how do i find which package a file came from, and get that file back out of the .deb?": the second ask leaves out
+# its "how do i" and starts with a verb. Only after a comma: "how do I read and write files" asks one thing.
+_ASKS_HOW = re.compile(r"^\s*(how\s+(?:do|can|should|could|would)\s+(?:i|you|we|one)\s+|how\s+to\s+)", re.IGNORECASE)
+_COMMA_AND = re.compile(r",\s*and\s+(?:then\s+|also\s+)?(?=[A-Za-z])", re.IGNORECASE)
+
+
+# The same in Chinese: "如何找到文件来自哪个包，并且从.deb中提取该文件而不安装它？" (how the model translates the question above)
+_ASKS_HOW_ZH = re.compile(r"如何|怎么|怎样")
+_COMMA_AND_ZH = re.compile(r"[，,]\s*(?:并且|然后|以及|还要|并|再)(?![^，,。；;？?]*(?:" + _ASK_ZH + "))")
+
+
+def _elided_hows(question: str) -> list[str]:
+    """A how-question whose later ask, after ", and", is a verb in its base form (in Chinese, after "，并且" and the
+    like): the asks, the later one with the first's "how do i" (如何) put back; [question] otherwise."""
+    how_zh = _ASKS_HOW_ZH.search(question)
+    joint_zh = _COMMA_AND_ZH.search(question, how_zh.end()) if how_zh else None
+    if joint_zh:
+        return [question[:joint_zh.start()], how_zh.group() + question[joint_zh.end():]]
+    how = _ASKS_HOW.match(question)
+    joint = _COMMA_AND.search(question) if how else None
+    if joint is None:
+        return [question]
+    from core.nlp import english_tags
+    rest = question[joint.end():]
+    tags = english_tags(rest)
+    if not tags or tags[0][1] != "VB":
+        return [question]
+    return [question[:joint.start()], how.group(1) + rest]
+
+
 def question_parts(question: str) -> list[str]:
     """The question's asks, in order; [question] when it asks one thing (or a part would name too little)."""
-    parts = [question.strip()]
+    parts = _elided_hows(question.strip())
     for pattern in PART_BREAKS:
         parts = [piece.strip(" ,，;；") for part in parts for piece in pattern.split(part)]
     parts = joined_subject_clauses([p for p in parts if p])
@@ -77,6 +107,19 @@ def question_parts(question: str) -> list[str]:
             any(len(content_terms(p)) < MIN_PART_TERMS for p in parts[1:]):
         return [question]
     return parts
+
+
+def paired_parts(question: str, translation: str | None) -> tuple[list[str], list[str]]:
+    """The question's asks and, when it was translated into the documents' language, the translation's asks, one
+    for each of them: "how do i find which package a file came from, and get that file back out of the .deb?" over
+    a Chinese book is two asks in Chinese too. A translation cut into another number of asks cannot be paired
+    with the question's: then the question is one ask, searched with its whole translation. ([question], []) for
+    a question asking one thing."""
+    parts = question_parts(question)
+    if not translation or len(parts) < 2:
+        return parts, []
+    translated = question_parts(translation)
+    return (parts, translated) if len(translated) == len(parts) else ([question], [])
 
 
 def part_query(part: str, first: str) -> str:

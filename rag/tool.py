@@ -44,7 +44,7 @@ from rag.figures import extract_figures, figures_dir, load_figures, remove_figur
 from rag.ocr import remove_ocr_lines, save_ocr_lines
 from rag.reconcile import ReconcileReport, process_identity, reconcile_once
 from rag.outline import Outline, OutlineNode, build_outline, chunks_under, heading_text
-from rag.parts import part_query, question_parts
+from rag.parts import paired_parts, part_query
 from rag.plan import QuestionPlan, plan_question
 from rag.retrieve import RAG_COLLECTION, RetrievalOptions, RetrievalResult, Retriever, document_scores
 from rag.scope import TOPIC_MIN_MATCH, Scope, headings_language, title_extra, topic_match
@@ -709,14 +709,14 @@ class RAGTool:
         if translation and hits:     # units in the other language, judged by their words
             evidence = _best_of(evidence, self.evidence(translation, hits, kind=plan.kind))
         sides = self._sides(plan, evidence, pieces_within, options, translation) if plan.sides else None
-        # a part is searched in the question's words alone: across languages the translation stands for them all
-        parts = question_parts(question) if sides is None and plan.kind in PART_KINDS and not translation \
-            else [question]
+        # across languages each part is also asked as the translation words it (rag.parts.paired_parts)
+        parts, translated_parts = paired_parts(question, translation) \
+            if sides is None and plan.kind in PART_KINDS else ([question], [])
         strength = evidence_strength(evidence, unknown, looked_up_across=any(w in unresolved for w in unknown))
         if len(parts) > 1 and evidence:
             # each ask judged on its own: "the default padding in a table cell? and where does the text sit" is
             # answered when one of its asks is, though no passage holds the words of both
-            evidence, heads = self._parts(parts, plan, evidence, pieces_within, options)
+            evidence, heads = self._parts(parts, plan, evidence, pieces_within, options, translated_parts)
             strength = max([strength] + [evidence_strength([head], unknown) for head in heads])
         if sides is not None:
             # a side's best unit, wherever it stands: a titled section's opening leads its side without being it
@@ -873,13 +873,17 @@ class RAGTool:
         return out
 
     def _parts(self, parts: list[str], plan: QuestionPlan, evidence: list[Evidence], within,
-               options) -> tuple[list[Evidence], list[Evidence]]:
+               options, translated: list[str] = ()) -> tuple[list[Evidence], list[Evidence]]:
         """For a question asking several things (rag.parts): the best unit of each part, searched and judged on
-        its own, first; then the rest of the whole question's evidence. Also the parts' best units alone."""
+        its own, first; then the rest of the whole question's evidence. Also the parts' best units alone.
+        `translated`: the same parts in the documents' language (the translation's parts), searched and judged too."""
         heads = []
-        for part in parts:
-            hits = self.retrieve(part_query(part, parts[0]), within=within, **options).answering_hits
+        for k, part in enumerate(parts):
+            also = (part_query(translated[k], translated[0]),) if translated else ()
+            hits = self.retrieve(part_query(part, parts[0]), within=within, also=also, **options).answering_hits
             found = self.evidence(part, hits, kind=plan.kind) if hits else []
+            if also and hits:
+                found = _best_of(found, self.evidence(translated[k], hits, kind=plan.kind))
             if found:
                 heads.append(found[0])
         return _interleaved(heads + evidence), heads

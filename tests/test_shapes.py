@@ -1225,3 +1225,32 @@ def test_a_sentence_stating_how_the_pair_differs(sentence, states):
 def test_a_sentence_setting_one_thing_against_another(sentence, sets):
     from rag.compare import sets_against
     assert sets_against(sentence) is sets
+
+
+def itil_notes(filler: int = 14) -> str:
+    """A Chinese manual where finding a file's package and getting the file back are two sections far apart."""
+    sections = [f"## 附录 {n} 维护记录 {n}\n\n第 {n} 号学校的服务器每周检查一次磁盘和备份，检查结果写进维护记录，"
+                f"发现问题时联系 ICT 联络人处理，并在下一次例会上报告。" for n in range(filler)]
+    sections.insert(3, "## 查找文件所属的软件包\n\n使用 dpkg --search <文件名> 可以查到一个文件来自哪个软件包，"
+                       "例如 dpkg --search /etc/opera6rc.fixed 打印 opera: /etc/opera6rc.fixed。")
+    sections.insert(11, "## 从软件包中取回文件\n\n先取回那个 deb 软件包，再用 dpkg --vextract <软件包名称> /tmp 把它展开到 "
+                        "/tmp 中，不必安装就能拿到被误删的系统文件。警告：永远不要在根目录将软件包拆开。")
+    # passages sharing the whole question's words that answer neither ask
+    for n, where in ((1, "服务器"), (7, "工作站"), (9, "瘦客户端")):
+        sections.insert(n, f"## {where}上的软件包与文件\n\n{where}上的每个文件都来自某个 deb 软件包，软件包来自档案库；"
+                           f"安装软件包就会得到它的文件，不安装软件包就没有这些文件，删除软件包也会删除它的文件。")
+    return "# 学校 IT 运维手册\n\n" + "\n\n".join(sections)
+
+
+def test_an_english_question_asking_two_things_of_a_chinese_book_is_answered_ask_by_ask(llm_settings, fake_llm):
+    """"how do i find which package a file came from, and get that file back out of the .deb without installing it?"
+    over a Chinese manual: the question and its translation are each cut into their two asks, each ask is searched
+    in both languages, and the answer quotes both sections."""
+    tool = RAGTool("learner", llm_settings)
+    tool.add_text(itil_notes(), title="学校 IT 运维手册", name="itil.md")
+    fake_llm.translation = "如何找到文件来自哪个包，并且从.deb中提取该文件而不安装它？"
+    fake_llm.answer = "Use dpkg --search with the file name to find its package [1]."
+    answer = tool.ask("how do i find which package a file came from, and get that file back out of the .deb "
+                      "without installing it?")
+    assert translation_asked(fake_llm) and not answer.refused, answer.text
+    assert "dpkg --search" in answer.text and "dpkg --vextract" in answer.text, answer.text
