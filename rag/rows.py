@@ -54,14 +54,15 @@ def is_caption(line: str) -> bool:
 
 
 def ends_sentence(line: str) -> bool:
+    """Whether the line ends a sentence (or holds a Chinese one's end): prose, not a row."""
     stripped = line.strip()
     return stripped.endswith(_SENTENCE_END) or "。" in stripped
 
 
 def _is_row(line: str, widest: int) -> bool:
     stripped = line.strip()
-    return bool(stripped) and width(stripped) <= ROW_WIDTH_SHARE * widest and not stripped.endswith(_SENTENCE_END) \
-        and "。" not in stripped and not is_caption(stripped)
+    return bool(stripped) and width(stripped) <= ROW_WIDTH_SHARE * widest and not ends_sentence(stripped) \
+        and not is_caption(stripped)
 
 
 def row_runs(lines: list[str], widest: int, passage_start: bool = False) -> list[tuple[int, int]]:
