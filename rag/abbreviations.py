@@ -69,15 +69,15 @@ def spell_out(text: str) -> str:
     reader's short form or everyday word followed by the document's (ALSO_WRITTEN): "stdout (standard output)"."""
     for pattern, words in _SPELLED_OUT:
         text = pattern.sub(words, text)
-    added = {text.lower()}       # the document's word once: the text has it already, or an earlier match added it
+    said = [text.lower()]        # the document's word once: the text has it already, or an earlier match added it
 
     def beside(m: re.Match) -> str:
         other = ALSO_WRITTEN[m.group().lower()]
         # a piece of a path or of code is a name, not a word: "user@host:~/dir$" asks about the prompt, not
         # directories, and "${var:-默认值}" is syntax to find as written
         in_code = text[m.start() - 1:m.start()] in _CODE_BEFORE or text[m.end():m.end() + 1] in _CODE_AFTER
-        if in_code or any(other in seen for seen in added):
+        if in_code or any(other in words for words in said):
             return m.group()
-        added.add(other)
+        said.append(other)
         return f"{m.group()} ({other})"
     return _ALSO_WRITTEN.sub(beside, text)

@@ -923,6 +923,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
     asks_about_audit = bool(_ASKS_AUDIT.search(question))
     asks_about_exhibits = bool(_ASKS_EXHIBIT.search(question))
     question_in_chinese = detect_language(question) == "zh"
+    squashed_question = "".join(question.split())      # once, not once a unit (quotes_whole)
     out = []
     for i, (n, hit, unit) in enumerate(candidates):
         lexical = lexical_scores[i]
@@ -963,7 +964,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
         if is_exercise(unit.text) or unit.text.rstrip().endswith(("?", "？")) or \
                 any(is_exercise(h) for h in hit.chunk.heading_path[-1:]):
             score -= 0.3          # an exercise or a question in the text asks; it does not answer
-        if quotes_whole(question, unit.text):
+        if quotes_whole(squashed_question, unit.text):
             score -= QUOTED_BY_QUESTION_PENALTY
         score += 0.03 / n     # the retriever's order breaks near-ties
         out.append((score, Evidence(n, hit, unit, max(0.0, min(1.0, score)), lexical, semantic)))

@@ -13,7 +13,7 @@ from core.llm import LLMClient
 from core.settings import Settings
 from core.text import CJK_CHAR, KIND_WORDS, detect_language, is_period, period_parts, search_tokens, with_fiscal_years
 from rag import prompts
-from rag.chunk import document_context, embedding_text
+from rag.chunk import document_context, embedding_text, is_table_row
 from rag.dense import DenseSpaces
 from rag.statements import named_statements
 from rag.store import DocumentStore
@@ -298,7 +298,7 @@ TABLE_PIECE_ROWS = 3
 
 def is_table_piece(text: str) -> bool:
     """Whether a chunk is mostly a Markdown table's rows (at least TABLE_PIECE_ROWS lines in pipes)."""
-    return sum(1 for line in text.split("\n") if line.lstrip().startswith("|")) >= TABLE_PIECE_ROWS
+    return sum(1 for line in text.split("\n") if is_table_row(line)) >= TABLE_PIECE_ROWS
 
 
 class Retriever:
