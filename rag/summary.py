@@ -407,18 +407,43 @@ def _best_sentences(candidates: list[KeySentence], heading: str, limit: int) -> 
 
 
 _SYMBOLS = re.compile(r"[=+\-*/^_<>∑∏∫√≤≥⩽⩾≠≈∈∂λµμαβγδεθσωΓΛΣΩ∗ˆ|{}\[\]()\d]")
+# the book's own reference or footnote mark ("hyperref 宏包[1]提供了…", "fancyhdr[5]宏包…"): prose, not symbols
+_REFERENCE_MARK = re.compile(r"\[\d{1,3}\]")
+# A sentence that opens by pointing back ("它给文档内部的交叉引用…", "其次在正文中…", "It is the default.") leans on the
+# sentence before it: alone in a summary it names nothing. Words, not patterns: add one when a book's style is missed.
+LEANS_BACK_EN = frozenset("it its they their them he she his her however also moreover furthermore otherwise "
+                          "secondly thirdly finally then therefore hence instead".split())
+LEANS_BACK_ZH = ("它们", "它", "其次", "然后", "此外", "另外", "但是", "但", "而且", "因此", "所以", "于是", "同时",
+                 "最后", "这样", "这时", "这些", "该")
+LEANS_BACK_FACTOR = 0.7
+# ... or forward, to what follows it ("我们可以使用以下方法为奇偶页分别设置页眉、页脚。", "is computed as follows."): the
+# method is not in the sentence.
+POINTS_FORWARD = ("以下", "如下", "下面的", "the following", "as follows")
+
+
+def leans_back(text: str) -> bool:
+    """Whether the sentence opens with a word that points to the one before it (LEANS_BACK_EN / _ZH)."""
+    stripped = text.lstrip("\"“'‘(（ ")
+    if CJK_CHAR.match(stripped):
+        return stripped.startswith(LEANS_BACK_ZH)
+    first = re.match(r"[A-Za-z]+", stripped)
+    return bool(first) and first.group().lower() in LEANS_BACK_EN and \
+        not stripped[len(first.group()):].startswith(("-", "_", "("))
 
 
 def _standalone(text: str) -> float:
     """How well a sentence reads alone: one that ends mid-thought, introduces code or a formula that follows
-    (":"), or is mostly symbols says little without what is around it."""
+    (":"), points back or forward, or is mostly symbols says little without what is around it."""
     stripped = text.rstrip()
     factor = 1.0
     if stripped.endswith((":", "：")):
         factor *= 0.5
     elif not stripped.endswith((".", "。", "!", "！", "；", ";", ")", "）", "”", '"')):
         factor *= 0.6
-    symbols = len(_SYMBOLS.findall(text)) / max(1, len(text.replace(" ", "")))
+    if leans_back(stripped) or any(marker in stripped.lower() for marker in POINTS_FORWARD):
+        factor *= LEANS_BACK_FACTOR
+    prose = _REFERENCE_MARK.sub("", text)
+    symbols = len(_SYMBOLS.findall(prose)) / max(1, len(prose.replace(" ", "")))
     if symbols > 0.12:
         factor *= 0.5
     return factor

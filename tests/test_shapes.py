@@ -1254,3 +1254,31 @@ def test_an_english_question_asking_two_things_of_a_chinese_book_is_answered_ask
                       "without installing it?")
     assert translation_asked(fake_llm) and not answer.refused, answer.text
     assert "dpkg --search" in answer.text and "dpkg --vextract" in answer.text, answer.text
+
+
+@pytest.mark.parametrize("sentence, leans", [
+    ("它给文档内部的交叉引用和参考文献自动加上了超链接，还提供了几个命令。", True),
+    ("其次在正文中需要索引的地方定义索引。", True),
+    ("It is enabled by default.", True),
+    ("However, a tuple cannot be changed.", True),
+    ("hyperref 宏包提供了一些超链接功能。", False),
+    ("This chapter introduces lists and tuples.", False),
+    ("Iteration is the repetition of a block.", False),       # "It" only as a whole word
+    ("it-lists are shown first.", False),                       # a name that happens to begin so
+])
+def test_a_sentence_opening_by_pointing_back_is_told(sentence, leans):
+    from rag.summary import leans_back
+    assert leans_back(sentence) is leans
+
+
+def test_a_summary_line_is_the_sentence_that_names_the_section_not_the_one_after_it():
+    """The LaTeX notes' hyperlink section opens "hyperref 宏包[1]提供了一些超链接功能。它给文档内部的交叉引用…": the book's
+    reference mark is prose, not symbols, and the sentence that says 它 leans on it; the first is the summary's."""
+    from rag.summary import key_sentences
+    from rag.types import Chunk
+    text = ("hyperref 宏包[1]提供了一些超链接功能。它给文档内部的交叉引用和参考文献自动加上了超链接，还提供了几个命令。"
+            "例如6.1是编号形式的超链接，而这个链接则是文字形式，都指向本节开始。")
+    chunk = Chunk(chunk_id="d:0", doc_id="d", ordinal=0, text=text, heading_path=["6 杂项", "6.1 超链接"],
+                  page_start=85, page_end=85, char_start=0, char_end=len(text), token_count=80)
+    chosen = key_sentences([chunk], "6.1 超链接", 1)
+    assert [k.text for k in chosen] == ["hyperref 宏包[1]提供了一些超链接功能。"]
