@@ -424,10 +424,18 @@ def answering_units(evidence: list[Evidence], *, max_quotes: int = 3, min_relati
         twin = next((k for k, c in enumerate(chosen) if _near_duplicate(ev.unit.text, c.unit.text)), None)
         if twin is None:
             chosen.append(ev)
-        elif _completes(ev.unit.text, chosen[twin].unit.text):
-            # the same sentence whole: an overlapping chunk starts mid-sentence ("族的教宗…")
+        elif _completes(ev.unit.text, chosen[twin].unit.text) or _goes_further(ev, chosen[twin]):
+            # the same sentence whole: an overlapping chunk starts mid-sentence ("族的教宗…"); or the same sentence
+            # where its passage goes on: the chunk before ends with it, "… for at least two reasons."
             chosen[twin] = dataclasses.replace(ev, score=max(ev.score, chosen[twin].score))
     return chosen
+
+
+def _goes_further(ev: Evidence, twin: Evidence) -> bool:
+    """Whether `ev` is `twin`'s very sentence in the next, overlapping chunk of its section, with more after it."""
+    a, b = ev.hit.chunk, twin.hit.chunk
+    return ev.unit.text == twin.unit.text and a.doc_id == b.doc_id and a.ordinal == b.ordinal + 1 and \
+        len(a.text) - ev.unit.end > len(b.text) - twin.unit.end
 
 
 _HEADING_LINE = re.compile(r"^#{1,6}\s+(.+?)\s*$", re.MULTILINE)

@@ -568,6 +568,29 @@ def test_a_sentence_cut_by_the_chunk_overlap_is_quoted_whole(settings):
     assert answer.text.startswith(f"**{whole}**") and answer.text.count("亚历山大六世") == 1
 
 
+def test_a_sentence_ending_one_chunk_is_quoted_from_the_next_where_its_passage_goes_on():
+    """LilyPond's learning manual: "The version statement is important for at least two reasons." ends one chunk and
+    opens the next, overlapping one, which goes on "First, it allows automatic updating …". The lead is quoted
+    from where the reasons follow, whichever copy scored higher."""
+    from rag.answer import extractive_answer
+    from rag.evidence import Evidence, split_units
+    from rag.types import Chunk, SearchHit
+    lead = "The version statement is important for at least two reasons."
+    first = "A version statement is a line that describes the version of LilyPond for which the file was written. " + lead
+    second = lead + " First, it allows automatic updating of the input file as LilyPond syntax changes. Second, " \
+        "it describes the version of LilyPond needed to compile the file."
+    def evidence(ordinal, text, score):
+        chunk = Chunk(doc_id="d", chunk_id=f"d:{ordinal}", ordinal=ordinal, text=text, heading_path=[],
+                      page_start=None, page_end=None, char_start=0, char_end=len(text), token_count=len(text))
+        unit = next(u for u in split_units(text) if u.text == lead)
+        return Evidence(ordinal, SearchHit(chunk=chunk, doc_name="d.md", doc_title="d", score=score, rank=ordinal),
+                        unit, score, score, None)
+    answer = extractive_answer("Why does a file need a version statement?", [evidence(7, first, 1.0),
+                               evidence(8, second, 0.95)], lead_sentences=2)
+    assert "automatic updating" in answer.text and "needed to compile" in answer.text, answer.text
+    assert answer.text.count(lead) == 1
+
+
 @pytest.mark.parametrize("passage, quoted, goes_on, new_topic", [
     ("The upstream version may contain only letters, digits, plus, tilde and period. It must start with a digit. "
      "Dates are written as YYYYMMDD.", "The upstream version may contain only letters", "It must start with a digit.",
