@@ -331,6 +331,20 @@ def test_a_term_glossed_after_a_colon_is_read_as_its_definition():
     assert not defines("Note: the variable holds a value.", {"variable"})
 
 
+def test_a_term_named_after_also_called_or_known_as_is_defined_and_a_relative_clause_defines_nothing():
+    """LilyPond's "… are called ‘Layout objects’, often known as ‘Graphical Objects’, or ‘Grobs’ for short." defines
+    grobs; "All grobs have a reference point … which is used to position them" says what the point is for, and had
+    led "what is a grob?"."""
+    from rag.evidence import defines
+    assert defines("Items of notation such as note heads and clefs are called ‘Layout objects’, often known as "
+                   "‘Graphical Objects’, or ‘Grobs’ for short.", {"grob"})
+    assert defines("A layout object, also called a grob, is drawn on the page.", {"grob"})
+    assert defines("梯度下降也叫最速下降法，沿负梯度方向迭代。", {"最速下降法"})
+    assert not defines("All grobs have a reference point defined within them which is used to position them "
+                       "relative to their parent object.", {"grob"})
+    assert not defines("Keith Reckdahl 的《Using Imported Graphics》（简称 epslatex）。", {"epslatex"})
+
+
 def test_a_latin_term_heading_a_chinese_description_is_defined_there():
     """A Chinese book's description list: "TEXMFLOCAL 系统管理员用来…的目录" defines TEXMFLOCAL (the TeX Live guide's
     comparison of TEXMFHOME and TEXMFLOCAL showed a path list instead); the term inside a sentence defines nothing."""
