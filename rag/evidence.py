@@ -129,6 +129,9 @@ def split_units(text: str, context: str = "") -> list[Unit]:
 # sentence's end; the second goes on in lower case, or (Chinese) after a comma.
 _CUT_ENGLISH = re.compile(r"[A-Za-z0-9,;)\-]$")
 _GOES_ON_ENGLISH = re.compile(r"^[a-z]")
+# A part ending in a word no sentence ends with goes on whatever the next begins with: "For more complex music, you
+# must introduce the lyrics in a" / "Lyrics context using \new Lyrics …" (LilyPond's learning manual, a name)
+_CUT_MID_PHRASE = re.compile(r"\b(?:a|an|the|of|to|in|on|at|by|for|from|with|into|and|or|than|is|are)$", re.IGNORECASE)
 _CUT_CHINESE = re.compile(r"[\u4e00-\u9fff][，、]$")
 _GOES_ON_CHINESE = re.compile(r"^[\u4e00-\u9fff]")
 
@@ -141,6 +144,7 @@ def _page_breaks_joined(units: list[Unit], text: str) -> list[Unit]:
         between = text[last.end:unit.start] if last else ""
         if last and last.kind == unit.kind == "sentence" and "\n\n" in between and not between.strip() and (
                 _CUT_ENGLISH.search(last.text) and _GOES_ON_ENGLISH.match(unit.text) or
+                _CUT_MID_PHRASE.search(last.text) and unit.text[:1].isalpha() or
                 _CUT_CHINESE.search(last.text) and _GOES_ON_CHINESE.match(unit.text)):
             out[-1] = Unit(last.start, unit.end, "sentence", f"{last.text} {unit.text}" if unit.text[:1].isascii()
                            else f"{last.text}{unit.text}")

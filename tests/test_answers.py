@@ -141,12 +141,15 @@ def test_a_sentence_a_page_break_cut_is_one_unit():
     stop, a heading-like line before a capitalised sentence, and a list item stay apart."""
     text = ("At most one lower bound can be specified. By default all variables (except binary\n\nones) have no lower "
             "bound, so a zero lower bound must be given.\n\nThe upper bound is optional.\n\n运行混合的版本，\n\n"
-            "会冒更大的风险。\n\nOptional attributes\n\nInteger values are allowed.\n\n• first item\n\n• second item")
+            "会冒更大的风险。\n\nOptional attributes\n\nInteger values are allowed.\n\n• first item\n\n• second item"
+            "\n\nFor more complex music, you must introduce the lyrics in a\n\nLyrics context using \\new Lyrics.")
     assert [u.text for u in split_units(text)] == [
         "At most one lower bound can be specified.",
         "By default all variables (except binary ones) have no lower bound, so a zero lower bound must be given.",
         "The upper bound is optional.", "运行混合的版本，会冒更大的风险。", "Optional attributes",
-        "Integer values are allowed.", "• first item", "• second item"]
+        "Integer values are allowed.", "• first item", "• second item",
+        # a part ending in a word no sentence ends with goes on, though the next begins with a capital (a name)
+        "For more complex music, you must introduce the lyrics in a Lyrics context using \\new Lyrics."]
 
 
 def test_units_keep_code_tables_and_drop_headings():
