@@ -282,13 +282,14 @@ def chat_markdown(text: str, *, answer: int | None = None, citations: dict[int, 
     """An answer as the chat shows it: quotes reflowed, fenced code untouched, and document text shown as
     text — no HTML tag (a "<img src=x>" in a passage is printed, not loaded), no Markdown image (it would
     fetch a URL). Each [n] of a known source (`citations`: n -> its label) becomes a link
-    "#cite-<answer>-<n>" that static/citations.js turns into "open this source's page"."""
+    "#cite-<answer>-<n>" that static/citations.js turns into "open this source's page" -- unless the sentence
+    goes on right after it: that is the book's own mark for its bibliography, quoted."""
     citations = citations or {}
 
     def link(m: re.Match) -> str:
         n = int(m.group(1))
-        if answer is None or n not in citations:
-            return m.group(0)
+        if answer is None or n not in citations or m.string[m.end():m.end() + 1].isalnum():
+            return m.group(0)      # the book's own reference mark inside its sentence ("hyperref 宏包[1]提供…")
         title = citations[n].replace('"', "'").replace("\\", "/")
         return f'[\\[{n}\\]](#cite-{answer}-{n} "{title}")'
 

@@ -199,6 +199,9 @@ def test_chat_markdown_links_citations_and_prints_html():
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)>" in html and "![" not in html
     assert chat_markdown("use `a<b` and\n```\n<b>bold</b>\n```") == "use `a<b` and\n```\n<b>bold</b>\n```"
     assert chat_markdown("`x[1]` is [1]", answer=0, citations={1: "x"}) == '`x[1]` is [\\[1\\]](#cite-0-1 "x")'
+    # a book's own reference mark inside its sentence is quoted text, not one of the answer's sources
+    assert chat_markdown("hyperref 宏包[1]提供了一些超链接功能。 [1]", answer=0, citations={1: "x"}) == \
+        'hyperref 宏包[1]提供了一些超链接功能。 [\\[1\\]](#cite-0-1 "x")'
     # a tilde in a book is text, not strikethrough (in code it is left as it is)
     assert chat_markdown("appending a tilde ‘~’ to the first note: g'4~ g") == "appending a tilde ‘\\~’ to the first note: g'4\\~ g"
     assert chat_markdown("```\ncd ~/texmf\n```") == "```\ncd ~/texmf\n```"
