@@ -554,14 +554,16 @@ _ASKS_DEFINITION = re.compile(
     # "what X (actually) does": X no pronoun, the clause ending there ("what example does the book use" asks no such)
     r"|\bwhat\s+(?:does\s+)?(?!(?:it|you|i|we|they|this|that|he|she|does|do)\b)[\w.\-]+(?:\s+\w+)?\s+"
     r"(?:actually\s+|really\s+)?(?:does|do)(?=\s*(?:[?？.!,;]|$|\b(?:with|for|in|when|exactly)\b))"
-    r"|什么是|是什么|指什么|含义|定义|是干(?:嘛|什么|啥)的|干(?:嘛|什么|啥)用的|有什么用|有啥用|起什么作用", re.IGNORECASE)
+    r"|什么是|是什么|指什么|含义|定义|(?:什么|啥)意思|是干(?:嘛|什么|啥)的|干(?:嘛|什么|啥)用的|有什么用|有啥用|起什么作用",
+    re.IGNORECASE)
 _DEFINES = re.compile(r"\b(is|are) (a|an|the|one of|called|used|defined|responsible for)\b|\bmeans?\b(?!\s+of\b)|"
                       r"\brefers? to\b|"
                       r"\bis called\b|\bdefined as\b|\balso called\b|\b(?:also )?known as\b|"
-                      r"是一种|是指|称为|定义为|负责|又称|也称|也叫", re.IGNORECASE)
+                      r"是一种|是指|意味着|意思是|指的是|称为|定义为|负责|又称|也称|也叫", re.IGNORECASE)
 # Forms that name what they define after them ("… is called a variable", "…的误差称为训练误差", "layout objects, also
 # called graphical objects or grobs"); the others name it before ("A value is one of …")
 _DEFINED_AFTER = re.compile(r"called|known as|称为|又称|也称|也叫", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(r"[，,。；;：:]")
 # "is used" right after a relative pronoun says what something else does, not what the sentence's subject is
 _RELATIVE_BEFORE = re.compile(r"\b(?:which|that|who|whom|whose|where)\s*$", re.IGNORECASE)
 # A Chinese definition names its subject first: "X是…", "X（…），中国足球运动员", "X，又称…". A 是 anywhere
@@ -587,6 +589,8 @@ def defines(unit_text: str, question_terms: set[str], listed: frozenset[str] = f
         if _RELATIVE_BEFORE.search(head, 0, m.start()):
             continue      # "… defined within them which is used to position them": a clause's, not a definition
         named = head[m.end():] if _DEFINED_AFTER.search(m.group()) else head[:m.start()]
+        if not m.group().isascii() and not _DEFINED_AFTER.search(m.group()):
+            named = _CLAUSE_BREAK.split(named)[-1]   # "…最重要的事是，它仅仅是一种建议": that clause is about 它
         if not question_terms or _names_any(named, question_terms):
             return True
     if any(t not in listed and _glossed(head, t) for t in question_terms):

@@ -348,6 +348,18 @@ def test_a_term_named_after_also_called_or_known_as_is_defined_and_a_relative_cl
     assert not defines("Keith Reckdahl 的《Using Imported Graphics》（简称 epslatex）。", {"epslatex"})
 
 
+def test_a_chinese_what_does_it_mean_asks_for_a_definition_and_a_clause_names_its_own_subject():
+    """"这俩到底啥意思？" asks what something means, as "是什么" does; "其中的百分号意味着“任何 targets”" says what the
+    percent sign means. A 是 defines the subject of its own clause: in "关于 rules 文件，你应该知道的最重要的事是，它仅仅是一种
+    建议" it is 它, not rules."""
+    from rag.evidence import _ASKS_DEFINITION, defines
+    assert _ASKS_DEFINITION.search("debian/rules 里面就剩一个 %: 和 dh $@，这俩到底啥意思？")
+    assert _ASKS_DEFINITION.search("这个选项是什么意思")
+    assert defines("其中的百分号意味着“任何 targets”，它会以 target 名称作参数调用单个程序 dh。", {"百分号"})
+    assert not defines("关于 dh_make 生成的 rules 文件，你应该知道的最重要的事是，它仅仅是一种建议。", {"rules"})
+    assert defines("rules 文件是一种 Makefile。", {"rules"})
+
+
 def test_a_latin_term_heading_a_chinese_description_is_defined_there():
     """A Chinese book's description list: "TEXMFLOCAL 系统管理员用来…的目录" defines TEXMFLOCAL (the TeX Live guide's
     comparison of TEXMFHOME and TEXMFLOCAL showed a path list instead); the term inside a sentence defines nothing."""
