@@ -432,7 +432,7 @@ def answering_units(evidence: list[Evidence], *, max_quotes: int = 3, min_relati
 
 
 def _goes_further(ev: Evidence, twin: Evidence) -> bool:
-    """Whether `ev` is `twin`'s very sentence in the next, overlapping chunk of its section, with more after it."""
+    """Whether `ev` is `twin`'s very sentence in the next, overlapping chunk of its document, with more after it."""
     a, b = ev.hit.chunk, twin.hit.chunk
     return ev.unit.text == twin.unit.text and a.doc_id == b.doc_id and a.ordinal == b.ordinal + 1 and \
         len(a.text) - ev.unit.end > len(b.text) - twin.unit.end

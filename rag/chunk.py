@@ -27,14 +27,14 @@ HEADING_LINE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 # Where a cut reads naturally, best first: a blank line, a line end, a sentence end.
 _BOUNDARIES = (re.compile(r"\n\s*\n"), re.compile(r"\n"), re.compile(r"(?<=[.!?;:。！？；：])[\s\"')\]]"))
 _TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
+_TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?[ \t]*)?$")
+CAPTION_LINES = 3           # a caption is a title line or two ("CONSOLIDATED BALANCE SHEETS", "(In millions)")
+CAPTION_MAX_CHARS = 200
 
 
 def is_table_row(line: str) -> bool:
     """A Markdown table's row: a line in pipes."""
     return bool(_TABLE_ROW.match(line))
-_TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?[ \t]*)?$")
-CAPTION_LINES = 3           # a caption is a title line or two ("CONSOLIDATED BALANCE SHEETS", "(In millions)")
-CAPTION_MAX_CHARS = 200
 
 
 @dataclass

@@ -563,6 +563,7 @@ _DEFINES = re.compile(r"\b(is|are) (a|an|the|one of|called|used|defined|responsi
 # Forms that name what they define after them ("… is called a variable", "…的误差称为训练误差", "layout objects, also
 # called graphical objects or grobs"); the others name it before ("A value is one of …")
 _DEFINED_AFTER = re.compile(r"called|known as|称为|又称|也称|也叫", re.IGNORECASE)
+# A Chinese form names the subject of its own clause, not of the sentence
 _CLAUSE_BREAK = re.compile(r"[，,。；;：:]")
 # "is used" right after a relative pronoun says what something else does, not what the sentence's subject is
 _RELATIVE_BEFORE = re.compile(r"\b(?:which|that|who|whom|whose|where)\s*$", re.IGNORECASE)
@@ -588,9 +589,12 @@ def defines(unit_text: str, question_terms: set[str], listed: frozenset[str] = f
     for m in _DEFINES.finditer(head):
         if _RELATIVE_BEFORE.search(head, 0, m.start()):
             continue      # "… defined within them which is used to position them": a clause's, not a definition
-        named = head[m.end():] if _DEFINED_AFTER.search(m.group()) else head[:m.start()]
-        if not m.group().isascii() and not _DEFINED_AFTER.search(m.group()):
-            named = _CLAUSE_BREAK.split(named)[-1]   # "…最重要的事是，它仅仅是一种建议": that clause is about 它
+        if _DEFINED_AFTER.search(m.group()):
+            named = head[m.end():]
+        else:
+            named = head[:m.start()]
+            if not m.group().isascii():      # "…最重要的事是，它仅仅是一种建议": that clause is about 它
+                named = _CLAUSE_BREAK.split(named)[-1]
         if not question_terms or _names_any(named, question_terms):
             return True
     if any(t not in listed and _glossed(head, t) for t in question_terms):
@@ -936,7 +940,6 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
     asks_about_audit = bool(_ASKS_AUDIT.search(question))
     asks_about_exhibits = bool(_ASKS_EXHIBIT.search(question))
     question_in_chinese = detect_language(question) == "zh"
-    squashed_question = "".join(question.split())      # once, not once a unit (quotes_whole)
     out = []
     for i, (n, hit, unit) in enumerate(candidates):
         lexical = lexical_scores[i]
@@ -977,7 +980,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
         if is_exercise(unit.text) or unit.text.rstrip().endswith(("?", "？")) or \
                 any(is_exercise(h) for h in hit.chunk.heading_path[-1:]):
             score -= 0.3          # an exercise or a question in the text asks; it does not answer
-        if quotes_whole(squashed_question, unit.text):
+        if quotes_whole(question, unit.text):
             score -= QUOTED_BY_QUESTION_PENALTY
         score += 0.03 / n     # the retriever's order breaks near-ties
         out.append((score, Evidence(n, hit, unit, max(0.0, min(1.0, score)), lexical, semantic)))

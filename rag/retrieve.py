@@ -297,7 +297,7 @@ TABLE_PIECE_ROWS = 3
 
 
 def is_table_piece(text: str) -> bool:
-    """Whether a chunk is mostly a Markdown table's rows (at least TABLE_PIECE_ROWS lines in pipes)."""
+    """Whether a chunk holds a piece of a Markdown table: at least TABLE_PIECE_ROWS lines in pipes."""
     return sum(1 for line in text.split("\n") if is_table_row(line)) >= TABLE_PIECE_ROWS
 
 

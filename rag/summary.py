@@ -23,7 +23,7 @@ from core.text import CJK_CHAR, STOPWORDS, detect_language, search_tokens, stem
 from rag.evidence import FRONT_MATTER, defines, is_exercise, split_units, terms_of
 from rag.outline import Outline, OutlineNode, chunks_under, heading_text
 from rag.terms import GLOSSARY, key_terms, one_per_term, tidy
-from rag.types import Chunk
+from rag.types import CITATION_MARK, Chunk
 
 MAX_SECTIONS = 12            # more sections than this are read at the level above (a chapter's direct sections)
 SENTENCES_PER_SECTION = 1    # at least; a scope of few sections gets more each, SUMMARY_SENTENCES in all
@@ -407,8 +407,6 @@ def _best_sentences(candidates: list[KeySentence], heading: str, limit: int) -> 
 
 
 _SYMBOLS = re.compile(r"[=+\-*/^_<>∑∏∫√≤≥⩽⩾≠≈∈∂λµμαβγδεθσωΓΛΣΩ∗ˆ|{}\[\]()\d]")
-# the book's own reference or footnote mark ("hyperref 宏包[1]提供了…", "fancyhdr[5]宏包…"): prose, not symbols
-_REFERENCE_MARK = re.compile(r"\[\d{1,3}\]")
 # A sentence that opens by pointing back ("它给文档内部的交叉引用…", "其次在正文中…", "It is the default.") leans on the
 # sentence before it: alone in a summary it names nothing. Words, not patterns: add one when a book's style is missed.
 LEANS_BACK_EN = frozenset("it its they their them he she his her however also moreover furthermore otherwise "
@@ -442,7 +440,7 @@ def _standalone(text: str) -> float:
         factor *= 0.6
     if leans_back(stripped) or any(marker in stripped.lower() for marker in POINTS_FORWARD):
         factor *= LEANS_BACK_FACTOR
-    prose = _REFERENCE_MARK.sub("", text)
+    prose = CITATION_MARK.sub("", text)    # the book's own mark ("hyperref 宏包[1]提供…"): prose, not symbols
     symbols = len(_SYMBOLS.findall(prose)) / max(1, len(prose.replace(" ", "")))
     if symbols > 0.12:
         factor *= 0.5
