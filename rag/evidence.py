@@ -774,24 +774,6 @@ def names_section(question_tokens: list[str], heading_path: list[str]) -> bool:
     n = len(title)
     return n >= NAMED_SECTION_MIN_WORDS and any(question_tokens[i:i + n] == title
                                                 for i in range(len(question_tokens) - n + 1))
-# A filing's auditor's report, consent and certifications name every statement, period and the company ("We have
-# audited the accompanying consolidated balance sheets of … as of December 31, 2022"): they match any question
-# about the figures, and answer only questions about the audit itself.
-_AUDIT_BOILERPLATE = re.compile(r"^(?:\W*(?:we have audited|we consent to|i have reviewed this|in our opinion, the "
-                                r"(?:accompanying )?(?:consolidated )?financial statements)|.{0,120}\bhereby certif)",
-                                re.IGNORECASE)
-_ASKS_AUDIT = re.compile(r"\b(?:audit\w*|opinion|consent\w*|certif\w*|review\w*)", re.IGNORECASE)
-AUDIT_BOILERPLATE_PENALTY = 0.15
-# The exhibit index lists every agreement a filing refers to ("4.20 Officers' Certificate of American Water Capital
-# Corp., … incorporated by reference to Exhibit 4.2 …"): the company's name, a year and a money word in one line,
-# which answers only a question about the exhibits; as an exercise in a book asks rather than answers, it loses as
-# much.
-EXHIBIT_LINE_PENALTY = 0.3
-_EXHIBIT_LINE = re.compile(r"^\(?\d{1,2}\.\d{1,3}\)?\*?\s+.{0,200}?\b(?:agreement|indenture|certificate|amendment|"
-                           r"plan|form of|description of|by-?laws|articles of|instrument)\b|incorporated (?:herein )?by "
-                           r"reference (?:to|from)", re.IGNORECASE)
-_ASKS_EXHIBIT = re.compile(r"\b(?:exhibit\w*|agreement\w*|indenture\w*|filed with|incorporated by reference)",
-                           re.IGNORECASE)
 
 
 # What each kind of question (rag.kinds) looks for in a unit, beside its words: a why-question a reason, a how-to
@@ -937,8 +919,6 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
     in_statement = {id(hit): under_statement(hit.chunk.heading_path, statements)
                     for _, hit, _ in candidates} if statements else {}
     asks_about_captions = bool(_ASKS_CAPTION.search(question))
-    asks_about_audit = bool(_ASKS_AUDIT.search(question))
-    asks_about_exhibits = bool(_ASKS_EXHIBIT.search(question))
     question_in_chinese = detect_language(question) == "zh"
     out = []
     for i, (n, hit, unit) in enumerate(candidates):
@@ -966,10 +946,6 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
             score += 0.06 if states_a_quantity(unit.text) else -0.06
             if unit_pattern is not None and unit_pattern.search(unit.text):
                 score += 0.06
-        if not asks_about_audit and _AUDIT_BOILERPLATE.match(unit.text):
-            score -= AUDIT_BOILERPLATE_PENALTY
-        if not asks_about_exhibits and _EXHIBIT_LINE.search(unit.text):
-            score -= EXHIBIT_LINE_PENALTY
         if in_statement.get(id(hit)):
             score += STATEMENT_BONUS   # "from the balance sheet": the question says where its answer is
         if (id(hit), unit.start) in named_section:
