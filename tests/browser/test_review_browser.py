@@ -10,12 +10,14 @@ import json
 import re
 import sqlite3
 import zipfile
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 from fsrs import Card as FsrsCard
 from fsrs import Rating, Scheduler
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from assistant.report import validate_report
 from tests.browser.conftest import BROWSER_WAIT_MS, USERS, login, open_tab, running_app
@@ -48,6 +50,54 @@ def open_accordion(page, accordion: str, inside: str) -> None:
 
 def tab_label(page) -> str:
     return page.inner_text("#tab-review-button")
+
+
+# Gradio 6 draws a status tracker (div[data-testid=status-tracker]) in each output of an event (unless the event has
+# show_progress="hidden"); from the moment the event is triggered (pending, queued, processing) until its outputs
+# are applied, the tracker lacks the class `hide`.
+# It goes busy a frame or two after the click that triggers it, so "no busy tracker" right after a click proves
+# nothing: the watch is set before the action, records that the tracker went busy (now, or in a class change the
+# observer saw), and the wait ends only when it has and is idle again.
+WATCH_TRACKER = """s => {
+  const tracker = () => document.querySelector(`${s} [data-testid=status-tracker]`);
+  const busy = t => !!t && !t.classList.contains('hide');
+  const watch = {seen: busy(tracker())};
+  watch.observer = new MutationObserver(records => {
+    if (busy(tracker()) || records.some(r => r.target.matches && r.target.matches('[data-testid=status-tracker]')
+        && r.target.closest(s) && r.oldValue !== null && !r.oldValue.split(' ').includes('hide'))) watch.seen = true;
+  });
+  watch.observer.observe(document.body, {subtree: true, childList: true, attributes: true, attributeFilter: ['class'],
+                                          attributeOldValue: true});
+  (window.__watched = window.__watched || {})[s] = watch;
+}"""
+TRACKER_SETTLED = """s => {
+  const watch = window.__watched[s], t = document.querySelector(`${s} [data-testid=status-tracker]`);
+  if (!watch.seen || !t || !t.classList.contains('hide')) return false;
+  watch.observer.disconnect();
+  return true;
+}"""
+
+
+@contextmanager
+def settled(page, selector: str):
+    """Wait, after the block, until an event the block triggered that updates `selector` has been applied. A page's
+    text cannot tell: the old text stays on screen (and in the DOM) until the update lands."""
+    page.evaluate(WATCH_TRACKER, selector)
+    yield
+    try:
+        page.wait_for_function(TRACKER_SETTLED, arg=selector)
+    except PlaywrightTimeout as exc:
+        seen = page.evaluate("s => window.__watched[s].seen", selector)
+        raise AssertionError(f"no event updating {selector} " + ("finished" if seen else "started")) from exc
+
+
+def open_review(page) -> None:
+    """Switch to the Review tab and wait until the refresh its selection fires (review_tab.refresh_review) has
+    landed: until then the old due line is still on screen, and the refresh hides an answer shown before it."""
+    if page.get_attribute("#tab-review-button", "aria-selected") == "true":
+        open_tab(page, "Q&A")                      # selecting the tab it is on fires nothing
+    with settled(page, "#review-due"):
+        open_tab(page, "Review")
 
 
 def make_cards(page, button: str) -> int:
@@ -92,8 +142,7 @@ def replay_matches_fsrs(data_dir: Path) -> int:
 
 def review_due(page, expected: int, grade: str = "good") -> None:
     """Open the Review tab, see `expected` cards due, grade each; then nothing is due."""
-    open_tab(page, "Q&A")
-    open_tab(page, "Review")
+    open_review(page)
     wait_text(page, "#review-due", f"Cards due now: {expected}.")
     for left in range(expected - 1, -1, -1):
         page.wait_for_selector("#review-show:not([disabled])")
@@ -128,7 +177,7 @@ def test_cards_from_a_chapter_and_a_note_reviewed_over_days(learner, artefacts, 
     page.click("#note-save")
     wait_text(page, "#note-status", "Saved the note")
 
-    open_tab(page, "Review")
+    open_review(page)
     wait_text(page, "#review-due", "No cards yet")
     choose(page, "#cards-doc", "book.pdf")
     page.wait_for_function("() => document.querySelector('#cards-chapter input').value.length > 0")
@@ -150,8 +199,7 @@ def test_cards_from_a_chapter_and_a_note_reviewed_over_days(learner, artefacts, 
     clock.set(1)                                  # the next day: all due again, then graduate to days
     review_due(page, due)
     clock.set(40)                                 # weeks later: every card due; one forgotten
-    open_tab(page, "Q&A")
-    open_tab(page, "Review")
+    open_review(page)
     wait_text(page, "#review-due", f"Cards due now: {due}")
     page.click("#review-show")
     page.click("#review-again")
@@ -219,7 +267,7 @@ def test_another_person_sees_none_of_the_cards(browser, learner, artefacts):
     alice, _, _, llm, url = learner
     context, page = login(browser, url, "bob")
     try:
-        open_tab(page, "Review")
+        open_review(page)
         wait_text(page, "#review-due", "No cards yet")
         assert "due" not in tab_label(page)
         open_accordion(page, "#deck", "#cards-table")
@@ -227,7 +275,7 @@ def test_another_person_sees_none_of_the_cards(browser, learner, artefacts):
         page.screenshot(path=str(artefacts / f"24-review-other-user-{llm}.png"), full_page=True)
     finally:
         context.close()
-    open_tab(alice, "Review")                                 # alice's cards are still there
+    open_review(alice)                                        # alice's cards are still there
     alice.wait_for_function("() => /Cards due now|Nothing is due now/.test(document.querySelector('#review-due').innerText)")
 
 
