@@ -694,6 +694,14 @@ _STATES_ADVANTAGE = re.compile(r"\b(?:useful|advantages?|benefits?|convenient|ha
                                r"makes? (?:it )?(?:easier|simpler|faster))\b|好处|优点|优势|方便|便于|有用", re.IGNORECASE)
 STATES_ADVANTAGE_BONUS = 0.12
 SYNTAX_BONUS = 0.12
+# A book shows a listing, then explains it: "%:\n dh $@" and, a few lines on, "第 16 和 17 行使用了 pattern rule … 其中的
+# 百分号意味着“任何 targets” … dh 命令是一个包装脚本". The prose after a short line writing all the syntax a question
+# quotes explains that syntax without writing it, while a line writing part of it ("使用 dh $@ --with quilt") is about
+# something else; the explanation counts as holding the syntax. A listing is short and does not end as a sentence
+# does; the prose is this close after it.
+LISTING_MAX_CHARS = 120
+_PROSE_ENDINGS = (".", "。", "!", "！", "?", "？", ":", "：")
+EXPLAINED_WITHIN_CHARS = 600
 # A paragraph that opens with a term ("* ($*) Expands to …", "tuple: an immutable …") is that term's entry: the
 # entry's later sentences speak of it without naming it ("When the expansion occurs within double quotes, it expands
 # to a single word"). Its head is this many characters.
@@ -855,11 +863,25 @@ CAPTION_MAX_CHARS = 120
 _ASKS_CAPTION = re.compile(r"\b(?:figure|fig\.|table|listing|diagram|plot|chart)\s*\d|图\s*\d|表\s*\d", re.IGNORECASE)
 
 
+def explains_listing(units: list[Unit], text: str, syntax: tuple) -> set[int]:
+    """The starts of the prose units that follow, within EXPLAINED_WITHIN_CHARS and under the same heading, a
+    short unit writing every pattern of `syntax` (the listing the question quotes)."""
+    if not syntax:
+        return set()
+    listings = [u for u in units if len(u.text) <= LISTING_MAX_CHARS and not u.text.rstrip().endswith(_PROSE_ENDINGS)
+                and all(s.pattern.search(u.text) for s in syntax)]
+    return {u.start for u in units for listing in listings
+            if u.kind == "sentence" and listing.end <= u.start <= listing.end + EXPLAINED_WITHIN_CHARS
+            and not holds_syntax(u.text, syntax) and not _heading_between(text, listing.end, u.start)}
+
+
 def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict[str, float], *,
                    max_hits: int = 8, max_embedded: int = 32, kind: str | None = None) -> list[Evidence]:
     """Every unit of the best non-front-matter hits, scored, best first. `kind` is the question's kind
     (rag.kinds): a why-question prefers a reason, an example question code, and so on (KIND_CUES)."""
     q_terms = set(terms_of(question))
+    syntax = syntax_patterns(question)
+    explaining: set[tuple[int, int]] = set()       # (hit, unit start) of prose explaining the quoted listing
     candidates: list[tuple[int, SearchHit, Unit]] = []
     for n, hit in enumerate(hits, start=1):
         if len({c[0] for c in candidates}) >= max_hits:
@@ -869,7 +891,9 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
         name_letters = re.sub(r"[^a-z]", "", f"{hit.doc_name} {hit.doc_title}".lower())
         # a heading left in the text as a line of its own ("Coordinate System") names a topic and says nothing
         headings = {_folded_heading(h) for h in hit.chunk.heading_path}
-        for unit in split_units(hit.chunk.text, hit.chunk.context_prefix):
+        units = split_units(hit.chunk.text, hit.chunk.context_prefix)
+        explaining |= {(id(hit), start) for start in explains_listing(units, hit.chunk.text, syntax)}
+        for unit in units:
             toc_entry = unit.kind == "sentence" and (len(unit.text) < 80 and _TOC_LINE.search(unit.text) or
                                                      _DOT_LEADER.search(unit.text))
             if unit.kind == "sentence" and len(unit.text) < 80 and \
@@ -913,7 +937,6 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
     asks_default = bool(_ASKS_DEFAULT.search(question))
     asks_advantage = bool(_ASKS_ADVANTAGE.search(question))
     numbers = quoted_numbers(question)
-    syntax = syntax_patterns(question)
     unit_pattern = asked_unit(question)
     statements = named_statements(question)
     in_statement = {id(hit): under_statement(hit.chunk.heading_path, statements)
@@ -934,7 +957,8 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
         if asks_definition and defines(unit.text, subject_terms, listed):
             score += DEFINITION_BONUS
         # it writes the syntax the question quotes ("{x..y}" for "{1..$n}"), or the entry it stands in does
-        if syntax and (holds_syntax(unit.text, syntax) or holds_syntax(entry_head(hit.chunk.text, unit.start), syntax)):
+        if syntax and (holds_syntax(unit.text, syntax) or holds_syntax(entry_head(hit.chunk.text, unit.start), syntax)
+                       or (id(hit), unit.start) in explaining):
             score += SYNTAX_BONUS
         if asks_default and _STATES_DEFAULT.search(unit.text):
             score += STATES_DEFAULT_BONUS

@@ -178,3 +178,44 @@ def test_a_unit_is_quoted_whole_only_when_the_question_holds_all_of_it():
     question = "书里写 TEXINPUTS=.:/my/macro/dir: 末尾还多一个冒号"
     assert quotes_whole(question, "TEXINPUTS=.:/my/macro/dir:") and quotes_whole(question, "TEXINPUTS = .:/my/macro/dir:")
     assert not quotes_whole(question, "TEXINPUTS=.;$TEXMF/tex//") and not quotes_whole(question, "末尾")  # too short
+
+
+RULES_BOOK = """# 新维护者手册
+
+## 4.4 rules 文件
+
+新版本的 dh_make 会生成一个非常简单的默认 rules 文件：
+
+ 1 #!/usr/bin/make -f
+ 2 #DH_VERBOSE = 1
+
+ 3 %:
+ 4 	dh $@
+
+可以取消第 2 行的注释，以设置 DH_VERBOSE 变量为 1，于是命令就会输出它将要调用的程序。第 3 和 4 行使用了 pattern rule。
+其中的百分号意味着“任何 targets”，它会以 target 名称作参数调用单个程序。这个程序是一个包装脚本，它会依次执行妥当的程序序列。
+
+## 4.5 附加功能
+
+– 使用 dh $@ --with quilt – 这会在构建时自动应用或解除 debian/patches 目录中的补丁。
+
+– 使用 dh $@ --with bash-completion – 这会使用 debian 目录中的配置文件来安装 bash 补全。
+"""
+
+
+def test_the_prose_after_the_listing_a_question_quotes_explains_it():
+    """"debian/rules 里面就剩一个 %: 和 dh $@，这俩到底啥意思？": the sentences after the listing writing all of the quoted
+    syntax explain it without writing it; the line before the listing introduces it, and a line writing part of it
+    ("dh $@ --with quilt") is about something else, as is what follows it."""
+    from rag.evidence import explains_listing, split_units
+    syntax = syntax_patterns("debian/rules 里面就剩一个 %: 和 dh $@，这俩到底啥意思？")
+    rules, extras = RULES_BOOK.split("## 4.4 rules 文件")[1].split("## 4.5 附加功能")
+    units = split_units(rules)
+    explaining = [u.text for u in units if u.start in explains_listing(units, rules, syntax)]
+    assert any("任何 targets" in text for text in explaining) and any("包装脚本" in text for text in explaining)
+    assert not any("dh_make" in text or "dh $@" in text for text in explaining), explaining
+    assert explains_listing(split_units(extras), extras, syntax) == set()
+    # a line ending as a sentence does is prose, not a listing; across a heading the prose is another section's
+    assert explains_listing(split_units(RULES_BOOK), RULES_BOOK, syntax_patterns("dh $@ 是什么意思？")) == {
+        u.start for u in split_units(RULES_BOOK) if "DH_VERBOSE 变量" in u.text or "pattern rule" in u.text
+        or "任何 targets" in u.text or "包装脚本" in u.text}
