@@ -25,15 +25,27 @@ MIN_CONFIDENCE = 0.25
 _DIGITS = re.compile(r"\d+(?:\.\d+)*")
 
 
+# A piece of code, a file or version name ("gentoo-0.9.12-ReleaseCandidate-99", "$(DESTDIR)", "cmr10.pk"): printable
+# ASCII of six characters or more, with a letter and a digit or a code symbol (not prose punctuation: "what's")
+_CODE_TOKEN = re.compile(r"(?=[!-~]*[0-9_/~$@%{}\[\]<>=#&|\\^*+-])(?=[!-~]*[A-Za-z])[!-~]{6,}")
+
+
 def _normalise(question: str) -> str:
     """Lower case, numbers as one digit: "chapter 12" and "chapter 4" read alike."""
     return _DIGITS.sub("0", " ".join(question.lower().split()))
 
 
+def _code_masked(question: str) -> str:
+    """Code, file and version names as one placeholder: their many characters are the topic, and would outweigh
+    the few that say the form ("为啥 … 要改名成 … 这种？")."""
+    return _CODE_TOKEN.sub(" code ", question)
+
+
 def features_texts(questions: list[str]) -> list[str]:
     """What the classifier reads: each question's skeleton, then the question."""
     from core.nlp import skeletons
-    return [_normalise(f"{s} | {q}") for s, q in zip(skeletons(questions), questions)]
+    masked = [_code_masked(q) for q in questions]
+    return [_normalise(f"{s} | {q}") for s, q in zip(skeletons(masked), masked)]
 
 
 @dataclass(frozen=True)

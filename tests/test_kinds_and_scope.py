@@ -36,7 +36,9 @@ UNSEEN = {
             "TSVM 训练时为啥要去交换两个未标记样本的伪标记？", "微调的时候为啥要冻结一部分参数？",
             "写递归函数时为什么一定要有基准情形？",
             # advised against, two things named (unseen uz-016 was read as a comparison)
-            "为什么不建议在配置文件里把 A 和 B 混着写？", "Why shouldn't I mix tabs and spaces in one file?"],
+            "为什么不建议在配置文件里把 A 和 B 混着写？", "Why shouldn't I mix tabs and spaces in one file?",
+            # a version or file name is one placeholder to the classifier, not many letters outweighing 为啥
+            "为啥要把 openssl-3.0.2-beta-release-7 改名成 3.0.2~beta7 这种？"],
     "howto": ["How do I open a file for writing?", "How can I remove an item from a list?", "怎么实现一个栈？",
               "如何推导对数几率回归的梯度？", "How do I compute the information gain of a split?",
               "root 密码忘了咋办，帮我看看书里说怎么重置", "文件不小心删了咋办？", "网卡驱动装不上该怎么办？",
@@ -462,3 +464,13 @@ def test_a_translated_question_is_cut_into_the_same_asks_or_kept_whole():
     assert paired_parts(question, "怎样从 .deb 中取回文件？") == ([question], [])        # one ask: not paired
     assert paired_parts(question, None)[1] == [] and len(paired_parts(question, None)[0]) == 2
     assert paired_parts("什么是过拟合？", "What is overfitting?") == (["什么是过拟合？"], [])
+
+
+def test_code_file_and_version_names_are_one_placeholder_to_the_kind_classifier():
+    from rag.kinds import _code_masked
+    assert _code_masked("为啥要把 gentoo-0.9.12-ReleaseCandidate-99 改名成 0.9.12~rc99 这种？").split() == \
+        ["为啥要把", "code", "改名成", "code", "这种？"]
+    assert _code_masked("kpsewhich cmr10.pk found nothing") == "kpsewhich  code  found nothing"
+    # prose punctuation, short symbols and plain words stay
+    for kept in ("what's a tuple? don't know", "$* vs $@", "C4.5 和 CART", "2>&1 vs &>"):
+        assert _code_masked(kept) == kept
