@@ -1113,8 +1113,11 @@ class RAGTool:
             refused.llm = answer.llm
             return refused
         answer.text = without_echo(answer.text, shape.instruction_for(zh), question)
+        log.debug("the model wrote: %r", answer.text)
         attribute_uncited(answer, sources, self.dense)
         answer.checks = drop_unsupported(answer, self.dense, self.judge)
+        for check in answer.checks:
+            log.debug("%s (%.2f): %r", "kept" if check.supported else "dropped", check.score, check.sentence)
         dropped = sum(1 for c in answer.checks if not c.supported)
         if not has_words(answer.text):      # nothing the model wrote holds: the passages answer instead
             notice = Notice(prompts.ALL_UNSUPPORTED_NOTICE_ZH if zh else prompts.ALL_UNSUPPORTED_NOTICE,
