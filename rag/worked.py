@@ -386,6 +386,30 @@ def antecedent(ev: Evidence) -> Unit | None:
     return before[0]
 
 
+# A lead in the middle of its paragraph goes on from the sentences before it: "Note that the order of redirections is
+# significant. For example, the command" before "ls > dirlist 2>&1 directs both …"; the version rules before "重命名该
+# 上游源代码为 gentoo-0.9.12~rc99.tar.gz". Of the points a learner's answer missed while the retrieved passages held
+# them, more stood in the lead's chunk before it than after it. They are shown, nearest last, up to this long.
+PARAGRAPH_BEFORE_CHARS = 500     # 300: 16 sets without a model 1,186 -> 1,201; 500: 1,204; 800: 1,204
+
+
+def paragraph_before(ev: Evidence) -> list[Unit]:
+    """The sentences before the lead in its paragraph (no blank line or heading between), in order, whole, up to
+    PARAGRAPH_BEFORE_CHARS; none for a lead opening its paragraph, or when the sentence before is a question, an
+    instruction, an exercise or a piece of a sentence the chunk cut."""
+    if ev.unit.kind != "sentence":
+        return []
+    text, kept, pos, used = ev.hit.chunk.text, [], ev.unit.start, 0
+    for unit in reversed(_units_before(ev)):
+        if unit.kind != "sentence" or "\n\n" in text[unit.end:pos] or used + len(unit.text) > PARAGRAPH_BEFORE_CHARS or \
+                _STARTS_MIDWAY.match(unit.text) or unit.text.rstrip().endswith(("?", "？")) or \
+                is_instruction(unit.text) or is_exercise(unit.text):
+            break
+        kept.insert(0, unit)
+        used, pos = used + len(unit.text), unit.start
+    return kept
+
+
 def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = True, code_only: bool = False,
                    shown: set[tuple[str, int]] | None = None, from_opening: bool = False,
                    others: tuple[str, ...] = (), lead_context: bool = False, compared: bool = False,
@@ -415,7 +439,7 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     if from_opening and not any(before):
         before = example_opening(ev)
     # what the lead needs before it: the first of its steps, else the sentence it points back at
-    context = (steps_opening(ev) or [u for u in (antecedent(ev), case_before) if u][:1]) \
+    context = (steps_opening(ev) or [u for u in (antecedent(ev), case_before) if u][:1] or paragraph_before(ev)) \
         if lead_context and not any(before) else []
     if context:
         before = context
