@@ -762,9 +762,9 @@ class RAGTool:
             answer = compare_answer(question, plan.sides, tuple(self._widened(side, 1) for side in sides.each),
                                     self._widened(sides.naming_all, 1), zh=plan.language == "zh",
                                     side_chars=shape.worked_chars)
-        if answer is None and len(parts) > 1:   # each part's best unit, however its score compares
-            answer = extractive_answer(question, evidence, max_quotes=len(parts), min_relative=0.0,
-                                       budget=shape.budget, worked_chars=shape.worked_chars)
+        if answer is None and len(parts) > 1:   # each part's best unit, however its score compares, then the rest
+            answer = extractive_answer(question, evidence, max_quotes=max(len(parts), shape.max_quotes),
+                                       min_relative=0.0, budget=shape.budget, worked_chars=shape.worked_chars)
         if answer is None:
             answer = extractive_answer(question, evidence, max_quotes=shape.max_quotes, budget=shape.budget,
                                        lead_sentences=shape.lead_sentences, worked_chars=shape.worked_chars,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from core.settings import Settings
 from rag.compare import comparison_sides
 from rag.answer import BOOK_HEADING
 from rag.tool import RAGTool
@@ -1282,3 +1283,24 @@ def test_a_summary_line_is_the_sentence_that_names_the_section_not_the_one_after
                   page_start=85, page_end=85, char_start=0, char_end=len(text), token_count=80)
     chosen = key_sentences([chunk], "6.1 超链接", 1)
     assert [k.text for k in chosen] == ["hyperref 宏包[1]提供了一些超链接功能。"]
+
+
+
+def test_a_question_asking_two_things_shows_as_many_quotes_as_its_kind_does(tmp_path):
+    """"whats the default padding in a table cell? and where does the text sit vertically by default?": each ask's
+    best unit leads (RAGTool._parts puts them first), and the answer goes on to the shape's number of quotes, not
+    one per ask only: the top and bottom padding, next in the evidence, are stated too."""
+    from rag.evidence import Evidence, split_units
+    from rag.shapes import shape_of
+    from tests.libraries import text_hit
+    padding = text_hit("The default padding is 6 points on the left and the right. Top padding defaults to 3 points.",
+                       heading=("Cell padding",), page=4, n=1)
+    bottom = text_hit("BOTTOMPADDING sets the space under the text.", heading=("Cell padding",), page=5, n=2)
+    valign = text_hit("Text in a cell sits at the bottom by default.", heading=("Vertical alignment",), page=9, n=3)
+    units = [(padding, 0, 0.8), (valign, 0, 0.7), (padding, 1, 0.6), (bottom, 0, 0.55)]
+    evidence = [Evidence(hit.rank, hit, split_units(hit.chunk.text)[k], score, score, None) for hit, k, score in units]
+    tool = RAGTool("learner", Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none"))
+    parts = ["whats the default padding in a table cell?", "and where does the text sit vertically by default?"]
+    answer = tool._book_answer(" ".join(parts), None, evidence, None, parts, shape_of("lookup"))
+    for said in ("6 points", "bottom by default", "Top padding", "BOTTOMPADDING"):
+        assert said in answer.text, answer.text
