@@ -1,6 +1,6 @@
 """A question that quotes a book's syntax finds where the book writes it.
 
-Learners paste syntax: "why doesnt `for i in {1..$n}` work", "$* vs $@", "[[ ]] vs [ ]", "what does 2>&1 do",
+Learners paste syntax: "why doesnt `for i in {1..$n}` work", "$* vs $@", "[[ ]] vs [ ]", "what does 2>&1 do", "outer()",
 "${var:-默认值} 跟 ${var:=默认值} 有什么区别". Word search drops the punctuation that carries their meaning, and a
 small embedder hardly reads it, so the Bash manual's "A sequence expression takes the form {x..y[..incr]}" was
 never found for "{1..$n}". A syntax token is a piece of the question made mostly of symbols; it becomes a pattern
@@ -21,6 +21,9 @@ _TOKEN = re.compile(r"`([^`]{2,40})`|([^\s，。？！；：、（）“”]{2,4
 # a name, a number or words, with a variable's $: "$n", "x", "1", "默认值"
 _PLACEHOLDER = re.compile(r"\$?[A-Za-z0-9_\u4e00-\u9fff]+")
 _PROSE_EDGES = "?.,;:'\"()（）？。，"
+_PROSE_ENDS = "?.,;:'\"？。，"
+# a function named with empty parentheses, as learners write it: "outer()", "np.dot()", "tapply()"
+_CALL = re.compile(r"([A-Za-z_][\w.]*[A-Za-z0-9_])\(\)")
 GAP = r"[^\s]{0,12}?"
 MAX_LETTER_SHARE = 0.5      # "\begin{tabular}" is found by its words; "{1..$n}" only by its symbols
 MAX_PATTERNS = 4
@@ -40,6 +43,13 @@ def syntax_patterns(question: str) -> tuple[Syntax, ...]:
     seen: set[str] = set()
     for match in _TOKEN.finditer(question):
         for token in (match.group(1) or match.group(2)).split():
+            call = _CALL.fullmatch(token.rstrip(_PROSE_ENDS))
+            if call:        # "outer()": the function, where the book calls it, not "outer margins"
+                pattern = rf"(?<![\w.]){re.escape(call.group(1))}\("
+                if pattern not in seen:
+                    seen.add(pattern)
+                    out.append(Syntax(re.compile(pattern), f"{call.group(1)}("))
+                continue
             stripped = token.strip(_PROSE_EDGES) if not match.group(1) else token
             # a colon or dot that leaves one symbol was the syntax's own: Make's "%:"
             pattern = _pattern_of(stripped) or (_pattern_of(token) if len(stripped) < 2 else None)

@@ -19,6 +19,9 @@ from tests.libraries import text_library
     ("is --posix mode different?", ["Starting Bash with the --posix command-line option"]),
     # a colon that is the syntax's own (Make's "%:"), and a token that ends at Chinese punctuation
     ("debian/rules 里面就剩一个 %: 和 dh $@，这俩到底啥意思？", ["16 %:", "17 dh $@"]),
+    # a function named with empty parentheses is found where the book calls it
+    ("any example where outer() is actually useful?", ['> d <- outer(0:9, 0:9)']),
+    ("why does t = t.sort() break my code?", ["t = t.sort()  # WRONG!"]),
 ])
 def test_quoted_syntax_meets_the_books_own_placeholders(question, written):
     syntax = syntax_patterns(question)
@@ -84,6 +87,12 @@ def test_a_unit_writing_the_quoted_syntax_counts_for_more(tmp_path):
     quoted = brace_score("why doesnt `for i in {1..$n}` work in my loop?")
     plain = brace_score("why doesnt for i in 1 to n work in my loop?")
     assert quoted > plain + 0.05, (quoted, plain)
+
+
+def test_a_function_call_is_not_found_in_the_word_alone_or_inside_a_longer_name():
+    call = syntax_patterns("any example where outer() is actually useful?")[0].pattern
+    assert call.search("ab <- outer(a, b)") and not call.search("Outer margins are useful")
+    assert not call.search("x.outer(a)") and not call.search("router(a)")
 
 
 def test_an_option_is_not_found_inside_a_word_or_a_longer_option():
