@@ -401,9 +401,9 @@ def paragraph_before(ev: Evidence) -> list[Unit]:
         return []
     text, kept, pos, used = ev.hit.chunk.text, [], ev.unit.start, 0
     for unit in reversed(_units_before(ev)):
-        if unit.kind != "sentence" or "\n\n" in text[unit.end:pos] or used + len(unit.text) > PARAGRAPH_BEFORE_CHARS or \
-                _STARTS_MIDWAY.match(unit.text) or unit.text.rstrip().endswith(("?", "？")) or \
-                is_instruction(unit.text) or is_exercise(unit.text):
+        if unit.kind != "sentence" or "\n\n" in text[unit.end:pos] or \
+                used + len(unit.text) > PARAGRAPH_BEFORE_CHARS or _STARTS_MIDWAY.match(unit.text) or \
+                unit.text.rstrip().endswith(("?", "？")) or is_instruction(unit.text) or is_exercise(unit.text):
             break
         kept.insert(0, unit)
         used, pos = used + len(unit.text), unit.start
@@ -438,7 +438,7 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     before = [*code_before, intro, *_list_before(ev)]
     if from_opening and not any(before):
         before = example_opening(ev)
-    # what the lead needs before it: the first of its steps, else the sentence it points back at
+    # what the lead needs before it: the first of its steps, else the sentence it points back at, else its paragraph
     context = (steps_opening(ev) or [u for u in (antecedent(ev), case_before) if u][:1] or paragraph_before(ev)) \
         if lead_context and not any(before) else []
     if context:
