@@ -133,6 +133,9 @@ def summary_answer(question: str, digest: Digest, doc_name: str, doc_title: str,
         if section.subsections:
             names = ("、" if zh else ", ").join(section.subsections)
             said = (f"{said} " if said else "") + (f"（含：{names}）" if zh else f"(sections: {names})")
+        if section.entries:      # a reference section: the names it has entries for (rag.summary.listed_entries)
+            names = ("、" if zh else ", ").join(section.entries)
+            said = (f"{said} " if said else "") + (f"（条目：{names}）" if zh else f"(entries: {names})")
         if section.topics:       # what else it teaches, in its own words (rag.summary.section_topics)
             names = ("、" if zh else ", ").join(section.topics)
             said = (f"{said} " if said else "") + (f"（还讲到：{names}）" if zh else f"(also: {names})")

@@ -67,6 +67,7 @@ class SectionDigest:
     sentences: list[KeySentence] = field(default_factory=list)
     subsections: list[str] = field(default_factory=list)    # its own sections' names: the topics it goes through
     topics: list[str] = field(default_factory=list)         # words it uses far more than its sibling sections
+    entries: list[str] = field(default_factory=list)        # the names a reference section has an entry for
 
     @property
     def name(self) -> str:
@@ -113,14 +114,33 @@ def digest_node(node: OutlineNode, outline: Outline) -> Digest:
             if part is not node else []
         sections.append(SectionDigest(part.title, part.path, part.page_start, part.page_end,
                                       key_sentences(mine, part.title, limit), subsections[:MAX_SUBSECTIONS]))
-    for section, topics in zip(sections, section_topics([_chunks_of(part, node, inside) for part in kept])):
+    for section, part, topics in zip(sections, kept, section_topics([_chunks_of(part, node, inside) for part in kept])):
         if not section.subsections:
-            section.topics = [t for t in topics if not _said(t, section)]
+            section.entries = listed_entries(_chunks_of(part, node, inside))[:MAX_ENTRIES]
+            section.topics = [t for t in topics if not _said(t, section) and t not in section.entries]
     # a section with no whole sentence to quote (a derivation, all formulas) is still listed by its name and
     # subsections: the chapter's structure is what a summary shows first
     return Digest(node.title, node.page_start, node.page_end, [s for s in sections if s.sentences or s.subsections
                                                                 or s.path != node.path],
                   _key_terms(inside), _scope_topics(node, outline, inside))
+
+
+# A reference section is a run of entries, each a name on a line of its own and then its synopsis, that name and its
+# arguments ("bg" / "    bg [jobspec ...]" / "Resume each suspended job …"): the Bash manual's "Job Control Builtins", a
+# library's functions. Its one key sentence names none of them ("The return status is zero unless …"); the names
+# say what the section holds. At least ENTRIES_MIN entries, at most MAX_ENTRIES shown.
+_ENTRY = re.compile(r"^[ \t]*([A-Za-z_\\.]*[A-Za-z]{2}[\w.\-]{0,28})[ \t]*\n[ \t]*\1[ \t]*[\[(\-<\w]", re.MULTILINE)
+ENTRIES_MIN = 3
+MAX_ENTRIES = 12
+
+
+def listed_entries(chunks: list[Chunk]) -> list[str]:
+    """The names the chunks have an entry for, in order, each once; [] for fewer than ENTRIES_MIN."""
+    names: dict[str, None] = {}
+    for chunk in chunks:
+        for match in _ENTRY.finditer(chunk.text):
+            names.setdefault(match.group(1), None)
+    return list(names) if len(names) >= ENTRIES_MIN else []
 
 
 # A chapter's topics against its book's other chapters: the word a whole chapter is about is in every one of its

@@ -163,6 +163,51 @@ def test_a_summary_names_each_sections_subsections_and_keeps_a_section_without_s
     assert "covers 2 sections" in answer.text
 
 
+SHELL_REFERENCE = """# Shell Manual
+
+## Chapter 7 Job Control
+
+### 7.1 Job Control Basics
+
+Job control refers to the ability to selectively stop the execution of processes and continue their execution at a
+later point. The shell associates a job with each pipeline it runs.
+
+### 7.2 Job Control Builtins
+
+bg
+    bg [jobspec ...]
+Resume each suspended job jobspec in the background. The return status is zero unless job control is not enabled.
+
+fg
+    fg [jobspec]
+Resume the job jobspec in the foreground and make it the current job.
+
+jobs
+    jobs [-lnprs] [jobspec]
+The first form lists the active jobs.
+
+disown
+    disown [-ar] [-h] [jobspec ...]
+Without options, remove each jobspec from the table of active jobs.
+"""
+
+
+def test_a_reference_section_is_summarized_with_the_names_it_has_entries_for(tmp_path):
+    """The Bash manual's "Job Control Builtins": an entry per builtin, its name on a line and then its synopsis. Its
+    key sentence names none of them; the summary lists them."""
+    from core.settings import Settings
+    from rag.summary import listed_entries
+    from rag.types import Chunk
+    tool = RAGTool("learner", Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none"))
+    tool.add_text(SHELL_REFERENCE, title="Shell Manual", name="shell.md")
+    _, answer = ask(tool, "summarize chapter 7 for me pls")
+    assert "(entries: bg, fg, jobs, disown)" in answer.text, answer.text
+    # a name repeated on the next line without a synopsis (music glyphs, a word and its echo) is no entry
+    chunk = Chunk(doc_id="d", chunk_id="d:1", ordinal=1, text="h\nh h\nN\nN\nverse\nverse\nto\nto",
+                  heading_path=[], page_start=None, page_end=None, char_start=0, char_end=0, token_count=8)
+    assert listed_entries([chunk]) == []
+
+
 def test_a_chapter_named_by_a_subject_no_heading_has_is_searched_not_refused(library):
     """"The chapter on recursive functions" matches no chapter's heading (recursion is a section of chapter 2):
     the question is answered from the library, as an English question about a Chinese book's "SVM chapter"
