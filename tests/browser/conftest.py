@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.app_process import AppDidNotStart, app_process
 
@@ -104,3 +105,42 @@ def open_tab(page, label: str) -> None:
             if attempt:
                 raise
             page.keyboard.press("Escape")
+
+
+# Gradio 6 draws a status tracker (div[data-testid=status-tracker]) in each output of an event (unless the event has
+# show_progress="hidden"); from the moment the event is triggered (pending, queued, processing) until its outputs
+# are applied, the tracker lacks the class `hide`.
+# It goes busy a frame or two after the click that triggers it, so "no busy tracker" right after a click proves
+# nothing: the watch is set before the action, records that the tracker went busy (now, or in a class change the
+# observer saw), and the wait ends only when it has and is idle again.
+WATCH_TRACKER = """s => {
+  const tracker = () => document.querySelector(`${s} [data-testid=status-tracker]`);
+  const busy = t => !!t && !t.classList.contains('hide');
+  const watch = {seen: busy(tracker())};
+  watch.observer = new MutationObserver(records => {
+    if (busy(tracker()) || records.some(r => r.target.matches && r.target.matches('[data-testid=status-tracker]')
+        && r.target.closest(s) && r.oldValue !== null && !r.oldValue.split(' ').includes('hide'))) watch.seen = true;
+  });
+  watch.observer.observe(document.body, {subtree: true, childList: true, attributes: true, attributeFilter: ['class'],
+                                          attributeOldValue: true});
+  (window.__watched = window.__watched || {})[s] = watch;
+}"""
+TRACKER_SETTLED = """s => {
+  const watch = window.__watched[s], t = document.querySelector(`${s} [data-testid=status-tracker]`);
+  if (!watch.seen || !t || !t.classList.contains('hide')) return false;
+  watch.observer.disconnect();
+  return true;
+}"""
+
+
+@contextmanager
+def settled(page, selector: str):
+    """Wait, after the block, until an event the block triggered that updates `selector` has been applied. A page's
+    text cannot tell: the old text stays on screen (and in the DOM) until the update lands."""
+    page.evaluate(WATCH_TRACKER, selector)
+    yield
+    try:
+        page.wait_for_function(TRACKER_SETTLED, arg=selector)
+    except PlaywrightTimeout as exc:
+        seen = page.evaluate("s => window.__watched[s].seen", selector)
+        raise AssertionError(f"no event updating {selector} " + ("finished" if seen else "started")) from exc

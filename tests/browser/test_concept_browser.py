@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.browser.conftest import login, open_tab, upload
+from tests.browser.conftest import login, open_tab, settled, upload
 from tests.browser.pdfgen import STUDY, make_pdf
 from tests.browser.test_review_browser import wait_text
 from tests.test_concept_map import outside_view, overlapping_labels
@@ -53,7 +53,8 @@ def test_a_click_on_a_concept_lists_its_notes_and_pages(browser, extractive_app,
         assert 'data-key="svm"' in svg and 'data-key="支持向量机"' not in svg
         page.locator("#concept-graph").screenshot(path=str(artefacts / "30-concept-map.png"))
 
-        open_tab(page, "Review")                                     # a card from the SVM note
+        with settled(page, "#review-due"):                           # its refresh resets the note list
+            open_tab(page, "Review")                                 # a card from the SVM note
         page.click("#cards-note input")
         page.click("[role=option]:has-text('An SVM uses a kernel')")
         page.click("#cards-make-note")
