@@ -130,15 +130,13 @@ def summary_answer(question: str, digest: Digest, doc_name: str, doc_title: str,
         else:
             where = _pages(section.page_start, section.page_start, zh)
             label = f"**{section.name}**" + ((f"（{where}）" if zh else f" ({where})") if where else "")
-        if section.subsections:
-            names = ("、" if zh else ", ").join(section.subsections)
-            said = (f"{said} " if said else "") + (f"（含：{names}）" if zh else f"(sections: {names})")
-        if section.entries:      # a reference section: the names it has entries for (rag.summary.listed_entries)
-            names = ("、" if zh else ", ").join(section.entries)
-            said = (f"{said} " if said else "") + (f"（条目：{names}）" if zh else f"(entries: {names})")
-        if section.topics:       # what else it teaches, in its own words (rag.summary.section_topics)
-            names = ("、" if zh else ", ").join(section.topics)
-            said = (f"{said} " if said else "") + (f"（还讲到：{names}）" if zh else f"(also: {names})")
+        # its sub-sections, the names a reference section has entries for (rag.summary.listed_entries), and what
+        # else it teaches in its own words (rag.summary.section_topics)
+        for names, label_zh, label_en in ((section.subsections, "含", "sections"), (section.entries, "条目", "entries"),
+                                          (section.topics, "还讲到", "also")):
+            if names:
+                listed = ("、" if zh else ", ").join(names)
+                said = (f"{said} " if said else "") + (f"（{label_zh}：{listed}）" if zh else f"({label_en}: {listed})")
         bullets.append(f"- {label}{'：' if zh else ': '}{said}" if said else f"- {label}")
     lines.append("\n".join(bullets))
     if digest.terms:

@@ -101,12 +101,12 @@ def digest_node(node: OutlineNode, outline: Outline) -> Digest:
             node.page_end - node.page_start + 1 >= LEAF_PAGES_READ_BY_PAGE:
         return Digest(node.title, node.page_start, node.page_end, _by_pages(node, inside), _key_terms(inside),
                       _scope_topics(node, outline, inside))
-    sections, kept = [], []
+    sections, groups = [], []       # each section's digest and its chunks
     for part in parts:
         if skipped_section(part.title):
             continue
-        kept.append(part)
         mine = _chunks_of(part, node, inside)
+        groups.append(mine)
         limit = SENTENCES_PER_LEAF if part is node else sentences_per_section(len(parts))
         if part is not node and part.path == node.path:     # the chapter's introduction: its plan of what comes
             limit = max(limit, SENTENCES_PER_INTRODUCTION)
@@ -114,9 +114,9 @@ def digest_node(node: OutlineNode, outline: Outline) -> Digest:
             if part is not node else []
         sections.append(SectionDigest(part.title, part.path, part.page_start, part.page_end,
                                       key_sentences(mine, part.title, limit), subsections[:MAX_SUBSECTIONS]))
-    for section, part, topics in zip(sections, kept, section_topics([_chunks_of(part, node, inside) for part in kept])):
+    for section, mine, topics in zip(sections, groups, section_topics(groups)):
         if not section.subsections:
-            section.entries = listed_entries(_chunks_of(part, node, inside))[:MAX_ENTRIES]
+            section.entries = listed_entries(mine)[:MAX_ENTRIES]
             section.topics = [t for t in topics if not _said(t, section) and t not in section.entries]
     # a section with no whole sentence to quote (a derivation, all formulas) is still listed by its name and
     # subsections: the chapter's structure is what a summary shows first

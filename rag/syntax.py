@@ -45,17 +45,15 @@ def syntax_patterns(question: str) -> tuple[Syntax, ...]:
         for token in (match.group(1) or match.group(2)).split():
             call = _CALL.fullmatch(token.rstrip(_PROSE_ENDS))
             if call:        # "outer()": the function, where the book calls it, not "outer margins"
-                pattern = rf"(?<![\w.]){re.escape(call.group(1))}\("
-                if pattern not in seen:
-                    seen.add(pattern)
-                    out.append(Syntax(re.compile(pattern), f"{call.group(1)}("))
-                continue
-            stripped = token.strip(_PROSE_EDGES) if not match.group(1) else token
-            # a colon or dot that leaves one symbol was the syntax's own: Make's "%:"
-            pattern = _pattern_of(stripped) or (_pattern_of(token) if len(stripped) < 2 else None)
+                pattern, literal = rf"(?<![\w.]){re.escape(call.group(1))}\(", f"{call.group(1)}("
+            else:
+                stripped = token.strip(_PROSE_EDGES) if not match.group(1) else token
+                # a colon or dot that leaves one symbol was the syntax's own: Make's "%:"
+                pattern = _pattern_of(stripped) or (_pattern_of(token) if len(stripped) < 2 else None)
+                literal = _longest_literal(token) if pattern else ""
             if pattern and pattern not in seen:
                 seen.add(pattern)
-                out.append(Syntax(re.compile(pattern), _longest_literal(token)))
+                out.append(Syntax(re.compile(pattern), literal))
     return tuple(out[:MAX_PATTERNS])
 
 

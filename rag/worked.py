@@ -400,7 +400,7 @@ def paragraph_before(ev: Evidence) -> list[Unit]:
     if ev.unit.kind != "sentence":
         return []
     text, kept, pos, used = ev.hit.chunk.text, [], ev.unit.start, 0
-    for unit in reversed(_units_before(ev)):
+    for unit in reversed(units_before(ev.unit, text, ev.hit.chunk.context_prefix)):
         if unit.kind != "sentence" or "\n\n" in text[unit.end:pos] or \
                 used + len(unit.text) > PARAGRAPH_BEFORE_CHARS or _STARTS_MIDWAY.match(unit.text) or \
                 unit.text.rstrip().endswith(("?", "？")) or is_instruction(unit.text) or is_exercise(unit.text):
