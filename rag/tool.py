@@ -802,6 +802,7 @@ class RAGTool:
                 log.warning("translating the question failed; searching it as asked", exc_info=True)
                 return None
             translated = text if text and written_in(text, other[0], question) else None
+            log.debug("the question in %s: %r (model wrote %r)", other[0], translated, text)
             _translations[key] = translated
             while len(_translations) > 256:
                 _translations.popitem(last=False)
