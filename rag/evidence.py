@@ -31,6 +31,7 @@ from core.text import (CJK_CHAR, GLUED_WORD_MAX_ZIPF, KIND_WORDS, STOPWORDS, bm2
                        detect_language, period_parts, search_tokens, with_fiscal_years)
 from core.text import stem as snowball_stem
 from rag.abbreviations import other_forms
+from rag.command_lines import HOST_PROMPT, is_command_line
 from rag.injection import is_instruction
 from rag.syntax import holds_syntax, syntax_patterns, writes_symbols
 from rag.outline import heading_text, split_at_headings
@@ -54,7 +55,7 @@ PROMPT_LINE = re.compile(r"^\s*(?:>>>|\$\s+[a-z./~]|\\?#\s+[a-z./~]|>\s+(?:[\w.$
 _ESCAPED_HASH = re.compile(r"^(\s*)\\#", re.MULTILINE)
 _CODE_LINE = re.compile(
     r"^\s*(>>>|\.\.\.\s|def |class |return\b|import |from \S+ import|for .+:\s*$|while .+:\s*$|if .+:\s*$|"
-    r"elif |else:|try:|except|print\(|[A-Za-z_][\w.]*(?:\[[^\]]*\])?\s*(?:[-+*/%]|//|\*\*)?=[^=]|[A-Za-z_][\w.]*\(.*\)\s*$|#|\w+\[.*\]\s*=)")
+    r"elif |else:|try:|except|print\(|%\s|[A-Za-z_][\w.]*(?:\[[^\]]*\])?\s*(?:[-+*/%]|//|\*\*)?=[^=]|[A-Za-z_][\w.]*\(.*\)\s*$|#|\w+\[.*\]\s*=)")
 _HEADING = re.compile(r"^ {0,3}#{1,6}\s+\S")     # indented four spaces it is code: "    # check the suits"
 # A numbered heading the converter kept as text ("A.2.2. My program hangs.", "5.1.2 RMSNorm"): a short paragraph of
 # its own that starts with a section number of two or more parts
@@ -315,10 +316,10 @@ def _line_runs(body: str) -> list[tuple[bool, int, int]]:
             runs.append((None, end, end))     # a heading ends the run before it
             pos, previous_prompt = end + 1, False
             continue
-        prompt = bool(PROMPT_LINE.match(line))
+        prompt = bool(PROMPT_LINE.match(line) or HOST_PROMPT.match(line))
         # a line indented under a code line is the code's body ("        break" under "if line == 'done':")
         indented_under_code = bool(runs) and runs[-1][0] is True and line[:1] in (" ", "\t") and bool(line.strip())
-        code = prompt or indented_under_code or bool(_CODE_LINE.match(line)) or (
+        code = prompt or indented_under_code or bool(_CODE_LINE.match(line)) or is_command_line(line) or (
             previous_prompt and _prints_output(line))
         previous_prompt = code and (prompt or previous_prompt)
         if runs and runs[-1][0] == code:
@@ -326,12 +327,14 @@ def _line_runs(body: str) -> list[tuple[bool, int, int]]:
         else:
             runs.append((code, pos, end))
         pos = end + 1
-    # a lone code-looking line inside prose is prose ("x = 5 is an assignment"), unless it is a prompt
+    # a lone code-looking line inside prose is prose ("x = 5 is an assignment"), unless it is a prompt or a command
     out: list[tuple[bool, int, int]] = []
     for code, s, e in runs:
         if e <= s:
             continue
-        code = bool(code) and ("\n" in body[s:e] or bool(PROMPT_LINE.match(body[s:e])))
+        line = body[s:e]
+        code = bool(code) and ("\n" in line or bool(PROMPT_LINE.match(line) or HOST_PROMPT.match(line)) or
+                               is_command_line(line))
         if out and not code and not out[-1][0] and not _HEADING.match(body[out[-1][1]:out[-1][2]]) \
                 and not _HEADING.match(body[s:e]):
             out[-1] = (False, out[-1][1], e)      # prose on both sides of a line demoted to prose: one run
@@ -797,6 +800,9 @@ _STEP = re.compile(r"^\s*(\d+[.)]\s|step\b|first\b|then\b|next\b|finally\b)|\b(y
                    r"首先|然后|接着|最后|步骤|第[一二三四五六七八九十]步|可以通过|可以用|只需", re.IGNORECASE)
 _EXAMPLE = re.compile(r"\b(for example|for instance|e\.g\.|such as|here is|here's|like this|as an example|consider|"
                       r"following|suppose|imagine)\b|例如|比如|举例|如下|示例|例子|下面是|以下是|假设|假如|设想", re.IGNORECASE)
+# A sentence that only says what follows ("pdfLATEX 用法如下。", "Its syntax is as follows:"): the usage after it does
+# not say what the thing is.
+_ANNOUNCES = re.compile(r"(?:如下|以下|下面|as follows|the following|like this)\s*[。.:：]?\s*$|[:：]\s*$", re.IGNORECASE)
 # A glossary defines terms one line each; it shows no example and gives no steps. An example or how-to question
 # prefers the chapter's own text (a glossary line shares the question's words and was picked over the example).
 _GLOSSARY = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?\s*)?(?:glossary|key terms|vocabulary|术语表?|词汇表|名词解释)\s*$",
@@ -842,7 +848,7 @@ KIND_CUES: dict[str, list[tuple[tuple[str, ...], re.Pattern | None, float]]] = {
     "why": [(("sentence",), _REASON, 0.08)],
     "howto": [(("code",), None, 0.08), (("sentence",), _STEP, 0.05)],
     "example": [(("code",), None, 0.10), (("sentence",), _EXAMPLE, 0.06)],
-    "explain": [(("sentence",), _DEFINES, 0.06)],
+    "explain": [(("sentence",), _DEFINES, 0.06), (("code",), None, -0.06), (("sentence",), _ANNOUNCES, -0.06)],
 }
 
 

@@ -1,0 +1,78 @@
+"""A manual's commands without a prompt are code: told apart from prose and table rows, shown whole."""
+import pytest
+
+from rag.command_lines import HOST_PROMPT, is_command_line
+from rag.evidence import Unit, kind_bonus, split_units
+
+
+@pytest.mark.parametrize("line", [
+    "tlmgr install <package-name>", "dpkg --search < 文件名 >", "dpkg --vextract < 软件包名称 > /tmp",
+    "upsdrvctl -t shutdown", "tlmgr update --all --self", "ls -l", "echo $HOME", "gcc -o hello hello.c",
+    "python setup.py install", "pdflatex file.tex", "mkdir -p /chroot/nut/dev",
+])
+def test_a_programs_name_with_options_placeholders_or_paths_is_a_command(line):
+    assert is_command_line(line)
+
+
+@pytest.mark.parametrize("line", [
+    "the -v option prints more",            # a common word first: a sentence
+    "variables -a and -b are set",          # a stop word among the arguments
+    "make install",                         # "make" starts sentences; nothing marks it as a command
+    "apt-get install foo",                  # no option, path or placeholder
+    "libpam-module-0 V:0, I:0 100 plug-in",  # a table row's cells
+    "dpkg --search 文件的名字",              # Chinese outside a placeholder
+    "Use ls -l to list files.",             # a sentence's end
+    "bash",
+])
+def test_a_sentence_a_table_row_or_a_bare_word_is_not(line):
+    assert not is_command_line(line)
+
+
+def test_a_prompt_with_its_host_and_directory_is_a_prompt():
+    assert HOST_PROMPT.match("tjener:~# dpkg --search /etc/opera6rc.fixed")
+    assert HOST_PROMPT.match("pi@raspberrypi:~ $ ls")
+    assert not HOST_PROMPT.match("Note: ~ $ x")
+
+
+# the Debian Edu ITIL manual's two user cases, as the PDF gives them: the commands had been glued into the sentences
+# around them ("共同作者：Knut Yrvin dpkg --search < 文件名 > 可以看起来像这样 …") or read as a table of short lines
+FIND_PACKAGE = """用户案例：想要找到软件来自哪个软件包。
+作者：Klaus Ade Johnstad。
+共同作者：Knut Yrvin
+dpkg --search < 文件名 >
+可以看起来像这样
+tjener:~# dpkg --search /etc/opera6rc.fixed
+opera: /etc/opera6rc.fixed
+"""
+
+TLMGR = """两者也可以通过各自的命令行工具安装和更新宏包：
+% TeX Live 命令行工具 tlmgr 的使用示例
+% 安装/卸载宏包
+tlmgr install <package-name>
+tlmgr remove <package-name>
+% 更新所有宏包（包括 tlmgr 本身）
+tlmgr update --all --self
+"""
+
+
+def test_a_command_between_sentences_is_a_code_unit_and_a_session_keeps_its_output():
+    units = split_units(FIND_PACKAGE)
+    assert [u.text for u in units if u.kind == "code"] == [
+        "dpkg --search < 文件名 >", "tjener:~# dpkg --search /etc/opera6rc.fixed\nopera: /etc/opera6rc.fixed"]
+    assert "共同作者：Knut Yrvin" in [u.text for u in units if u.kind == "sentence"]
+
+
+def test_commands_with_their_comments_are_one_block_of_code():
+    units = split_units(TLMGR)
+    assert [u.kind for u in units] == ["sentence", "code"]
+    assert units[1].text.startswith("% TeX Live") and units[1].text.endswith("tlmgr update --all --self")
+
+
+def test_a_what_is_question_prefers_what_a_thing_is_to_its_usage():
+    usage = Unit(0, 20, "sentence", "pdfLATEX 用法如下。")
+    command = Unit(0, 26, "code", "pdflatex hello_world(.tex)")
+    statement = Unit(0, 40, "sentence", "pdfLATEX 支持 JPEG、PNG 和 PDF，不支持 EPS。")
+    assert kind_bonus("explain", usage) < kind_bonus("explain", statement) == 0
+    assert kind_bonus("explain", command) < 0
+    # a how-to question wants the usage: the steps or code that follow it are its answer
+    assert kind_bonus("howto", command) > 0 and kind_bonus("howto", usage) >= 0
