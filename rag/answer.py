@@ -29,7 +29,7 @@ from rag.types import CITATION_MARK, Answer, Citation, SearchHit
 from rag.worked import Worked, antecedent, bold, grow_quote, introduction, is_pointer_line, worked_example
 
 MAX_SHORT_ANSWER_CHARS = 320
-QUOTE_MAX_CHARS = 200             # a supporting quote; the whole sentence is in its source's passage
+QUOTE_MAX_CHARS = 300             # a supporting quote; the whole sentence is in its source's passage
 LIST_MAX_CHARS = MAX_SHORT_ANSWER_CHARS   # the items a quoted sentence introduces ("…包括：")
 _INTRODUCES = re.compile(r"[:：]\s*(?:$|[•·▪‣◦●○■□*–-]\s)")
 _CODE_TOKEN = re.compile(r"[\x21-\x7e]*[=/$%.\\][\x21-\x7e]*")      # ASCII, no space, with a code symbol
