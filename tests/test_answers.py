@@ -650,6 +650,9 @@ def test_long_sentences_are_quoted_within_a_budget_the_answer_first(settings):
               "Segment margins widened in North America thanks to a richer product mix and procurement "
               "savings, while margins in Asia narrowed as promotional spending rose ahead of the launch of "
               "the new consumer devices line."]
+    # the supporting ones longer than a quote may run (QUOTE_MAX_CHARS)
+    filing[1:] = [t[:-1] + ", as management explained at length in the discussion of results for the year, with "
+                  "the figures for each quarter set out in the tables that follow." for t in filing[1:]]
     hits = [SearchHit(chunk=Chunk(doc_id="d", chunk_id=f"c{k}", ordinal=k, text=t, heading_path=[],
                                   page_start=k, page_end=k, char_start=0, char_end=len(t), token_count=60),
                       doc_name="10k.pdf", doc_title="10-K", score=1 / k, rank=k) for k, t in enumerate(filing, 1)]
