@@ -410,6 +410,36 @@ def paragraph_before(ev: Evidence) -> list[Unit]:
     return kept
 
 
+# A paragraph that opens by going on from steps ("接下来直接将相应的 -dev 版本的软件包名称放到 Build-Depends 项内。",
+# "Then run …") comes after them: the steps before it, each an instruction and its command ("要手工地找到 … 可以执行" /
+# "$ objdump -p /usr/bin/foo | grep NEEDED"), across the blank lines between them. Data, tested in test_worked.
+GOES_ON_WORDS = ("then", "next", "after that", "now", "接下来", "然后", "接着")
+_GOES_ON = re.compile(r"^(?:(?:" + "|".join(re.escape(w) for w in GOES_ON_WORDS if w.isascii()) + r")\b|" +
+                      "|".join(re.escape(w) for w in GOES_ON_WORDS if not w.isascii()) + ")", re.IGNORECASE)
+STEPS_BEFORE_CHARS = 600
+
+
+def steps_before(first: Unit, ev: Evidence) -> list[Unit]:
+    """When `first` (the lead, or the first sentence shown before it) opens by going on from steps, those steps: the
+    pairs of a sentence and the code right after it before `first` in its section, nearest last, up to
+    STEPS_BEFORE_CHARS; none when what comes right before is not such a pair."""
+    if first.kind != "sentence" or not _GOES_ON.match(first.text.lstrip(" *•-")):
+        return []
+    before = units_before(first, ev.hit.chunk.text, ev.hit.chunk.context_prefix)
+    kept: list[Unit] = []
+    used = 0
+    k = len(before) - 1
+    while k >= 1 and before[k].kind == "code" and before[k - 1].kind == "sentence":
+        pair = before[k - 1:k + 1]
+        if used + sum(len(u.text) for u in pair) > STEPS_BEFORE_CHARS or is_instruction(pair[0].text) or \
+                is_exercise(pair[0].text) or pair[0].text.rstrip().endswith(("?", "？")):
+            break
+        kept[:0] = pair
+        used += sum(len(u.text) for u in pair)
+        k -= 2
+    return kept
+
+
 def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = True, code_only: bool = False,
                    shown: set[tuple[str, int]] | None = None, from_opening: bool = False,
                    others: tuple[str, ...] = (), lead_context: bool = False, compared: bool = False,
@@ -441,6 +471,8 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     # what the lead needs before it: the first of its steps, else the sentence it points back at, else its paragraph
     context = (steps_opening(ev) or [u for u in (antecedent(ev), case_before) if u][:1] or paragraph_before(ev)) \
         if lead_context and not any(before) else []
+    if lead_context and not any(before):
+        context = steps_before(context[0] if context else ev.unit, ev) + context
     if context:
         before = context
     units = [u for u in before if u and (cid, u.start) not in shown] + [ev.unit]

@@ -679,3 +679,34 @@ def test_the_sentences_before_the_lead_stop_at_the_paragraph_before_chars():
     shown = paragraph_before(Evidence(1, hit, lead, 0.9, 0.9, None))
     assert shown and sum(len(u.text) for u in shown) <= PARAGRAPH_BEFORE_CHARS
     assert shown[-1].text == "Sentence number 39 says a little more about redirections."   # the nearest kept
+
+
+def test_a_lead_going_on_from_steps_is_shown_after_them():
+    """"接下来直接将相应的 -dev 版本的软件包名称放到 Build-Depends 项内。如果你使用 ldd，…画蛇添足。" goes on from the
+    manual's steps, each an instruction and its command, blank lines between: a why-question about ldd is answered
+    with them (objdump -p, dpkg -S) before it. A paragraph that does not go on from steps is shown without them; so
+    is one after prose."""
+    from rag.answer import extractive_answer
+    from rag.evidence import Evidence, split_units
+    from rag.worked import GOES_ON_WORDS, steps_before
+    text = ("如果你不知道应该使用哪一个，则使用 Build-Depends 以保证安全。⁵\n"
+            "要手工地找到 /usr/bin/foo 的编译依赖，可以执行\n$ objdump -p /usr/bin/foo | grep NEEDED\n\n"
+            "对于列出的每个库（例如 libfoo.so.6），运行\n$ dpkg -S libfoo.so.6\n\n"
+            "接下来直接将相应的 -dev 版本的软件包名称放到 Build-Depends 项内。如果你使用 ldd，它也会报告出间接的库"
+            "依赖关系，这可能造成填写依赖时画蛇添足。")
+    hit = section_hit("c1", text, heading="控制文件")
+    units = split_units(hit.chunk.text)
+    assert units[0].text.endswith("以保证安全。⁵")        # a footnote's mark stays with its sentence
+    lead = next(u for u in units if u.text.startswith("如果你使用 ldd"))
+    answer = extractive_answer("为什么说用 ldd 找编译依赖会画蛇添足？", [Evidence(1, hit, lead, 0.9, 0.9, None)],
+                               worked_chars=600).text
+    assert answer.index("objdump -p") < answer.index("dpkg -S") < answer.index("接下来") < answer.index("**如果你使用 ldd")
+    assert "以保证安全" not in answer, answer          # prose before the steps is not a step
+    plain = section_hit("c2", text.replace("接下来直接", "直接"), heading="控制文件")
+    plain_lead = next(u for u in split_units(plain.chunk.text) if u.text.startswith("如果你使用 ldd"))
+    assert "objdump" not in extractive_answer("为什么说用 ldd 会画蛇添足？", [Evidence(1, plain, plain_lead, 0.9, 0.9, None)],
+                                              worked_chars=600).text
+    prose = section_hit("c3", "The tool reads the list. Then it writes the file.", heading="Files")
+    assert steps_before(split_units(prose.chunk.text)[1], Evidence(1, prose, split_units(prose.chunk.text)[1], 0.9,
+                                                                   0.9, None)) == []
+    assert {"then", "接下来"} <= set(GOES_ON_WORDS)
