@@ -48,7 +48,8 @@ _NOT_AN_END = "".join(rf"(?<!\b{a})" for a in ("e.g.", "i.e.", "cf.", "vs.")).re
 _BEFORE_A_NUMBER = "".join(rf"(?<!\b{a})" for a in ("p.", "pp.", "Fig.", "fig.", "No.", "no.", "Eq.", "Sec.", "ch.",
                                                       "Ch.", "vol.", "Vol.")).replace(".", r"\.")
 _SENTENCE_END = re.compile(rf"(?<=[.!?]){_NOT_AN_END}(?:{_BEFORE_A_NUMBER}\s+(?=[\"'(\[A-Z0-9])|\s+(?=[\"'(\[A-Z]))"
-                           r"|(?<=[。！？；])")
+                           r"|(?<=[。！？；])(?![⁰¹²³⁴⁵⁶⁷⁸⁹])|(?<=[。！？；][⁰¹²³⁴⁵⁶⁷⁸⁹])")
+# (a footnote's mark after a Chinese full stop, "以保证安全。⁵", stays with the sentence it marks)
 # A prompt the book's sessions are typed at, besides Python's >>>: a shell's "$ " and root's "# " (escaped "\# " by
 # the converter, as a heading would be), R's "> " before an assignment, a call, an index or a comment.
 PROMPT_LINE = re.compile(r"^\s*(?:>>>|\$\s+[a-z./~]|\\?#\s+[a-z./~]|>\s+(?:[\w.$]+\s*(?:<<?-|=|\(|\[|\$)|#|\?))")
