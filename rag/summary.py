@@ -374,7 +374,8 @@ def _candidates(chunks: list[Chunk]) -> list[KeySentence]:
         if chunk.heading_path and FRONT_MATTER.match(chunk.heading_path[-1].strip("# ")):
             continue
         for unit in split_units(chunk.text, chunk.context_prefix):
-            text = tidy(unit.text)
+            # a list's item ("• Monitors many UPS … from more than 140 manufacturers") is a sentence without its mark
+            text = _LIST_MARK.sub("", tidy(unit.text))
             if unit.kind != "sentence" or text in seen or not _readable(text):
                 continue
             seen.add(text)
@@ -382,6 +383,9 @@ def _candidates(chunks: list[Chunk]) -> list[KeySentence]:
     # a chunk that starts inside a sentence starts with that sentence's tail, which the chunk before holds whole
     return [k for i, k in enumerate(out) if not (i and k.start == 0 and out[i - 1].text.endswith(k.text)
                                                    and len(k.text) < len(out[i - 1].text))]
+
+
+_LIST_MARK = re.compile(r"^[•·▪‣◦●○■□*–-]\s+")
 
 
 def _readable(text: str) -> bool:

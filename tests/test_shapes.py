@@ -1330,6 +1330,20 @@ def test_a_summary_line_is_the_sentence_that_names_the_section_not_the_one_after
     assert [k.text for k in chosen] == ["hyperref 宏包[1]提供了一些超链接功能。"]
 
 
+def test_a_section_of_list_items_is_summarized_by_an_item():
+    """NUT's "Redundancy support" section is three bullet items and nothing else: its summary line is an item, without
+    its mark (a sentence had to start with a capital letter, so the section had no line at all)."""
+    from rag.summary import key_sentences
+    from rag.types import Chunk
+    text = ("• upsmon can handle high-end servers which receive power from multiple UPSes simultaneously.\n\n"
+            "• upsmon won't initiate a shutdown until the total power situation across all source UPSes becomes "
+            "critical.\n\n• You can lose a UPS completely as long as you still have the minimum number of sources.")
+    chunk = Chunk(chunk_id="d:0", doc_id="d", ordinal=0, text=text, heading_path=["3 Features", "3.4 Redundancy support"],
+                  page_start=22, page_end=22, char_start=0, char_end=len(text), token_count=60)
+    chosen = key_sentences([chunk], "3.4 Redundancy support", 1)
+    assert len(chosen) == 1 and chosen[0].text.startswith(("upsmon", "You can lose")), chosen
+
+
 
 def test_a_question_asking_two_things_shows_as_many_quotes_as_its_kind_does(tmp_path):
     """"whats the default padding in a table cell? and where does the text sit vertically by default?": each ask's
