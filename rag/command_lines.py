@@ -28,6 +28,8 @@ _WEAK_MARK = re.compile(r"[*{}\[\]\"'@]|^\d[\d.]*$|^[\w.-]+\.\w{1,4}$")
 WEAK_COMMAND_MAX_TOKENS = 3      # "pdflatex file.tex"
 # a prompt with its host and directory before it: "tjener:~# dpkg --search …", "pi@raspberrypi:~ $ ls"
 HOST_PROMPT = re.compile(r"^\s*[\w.-]+(?:@[\w.-]+)?:[~/][^\s#$]*\s?[#$]\s+\S")
+# a command after a bare "> " prompt, as the TeX Live guide writes them: "> tlmgr option repository http://…"
+_BARE_PROMPT = re.compile(r"^\s*>\s+(\S.*)$")
 _SENTENCE_END = (".", "。", ":", "：", ",", "，", ";", "；", "!", "！", "?", "？")
 
 
@@ -61,3 +63,10 @@ def is_command_line(line: str) -> bool:
         elif token.casefold() in STOPWORDS:
             return False
     return marks > 0 or (weak > 0 and len(tokens) <= WEAK_COMMAND_MAX_TOKENS)
+
+
+def is_prompted_command(line: str) -> bool:
+    """Whether the line is a command after a bare "> " prompt ("> tlmgr option repository http://…"); R's "> x <- 1"
+    is told by evidence.PROMPT_LINE."""
+    m = _BARE_PROMPT.match(line)
+    return bool(m) and is_command_line(m.group(1))

@@ -31,7 +31,7 @@ from core.text import (CJK_CHAR, GLUED_WORD_MAX_ZIPF, KIND_WORDS, STOPWORDS, bm2
                        detect_language, period_parts, search_tokens, with_fiscal_years)
 from core.text import stem as snowball_stem
 from rag.abbreviations import other_forms
-from rag.command_lines import HOST_PROMPT, is_command_line
+from rag.command_lines import HOST_PROMPT, is_command_line, is_prompted_command
 from rag.injection import is_instruction
 from rag.syntax import holds_syntax, syntax_patterns, writes_symbols
 from rag.outline import heading_text, split_at_headings
@@ -317,7 +317,7 @@ def _line_runs(body: str) -> list[tuple[bool, int, int]]:
             runs.append((None, end, end))     # a heading ends the run before it
             pos, previous_prompt = end + 1, False
             continue
-        prompt = bool(PROMPT_LINE.match(line) or HOST_PROMPT.match(line))
+        prompt = bool(PROMPT_LINE.match(line) or HOST_PROMPT.match(line)) or is_prompted_command(line)
         # a line indented under a code line is the code's body ("        break" under "if line == 'done':")
         indented_under_code = bool(runs) and runs[-1][0] is True and line[:1] in (" ", "\t") and bool(line.strip())
         code = prompt or indented_under_code or bool(_CODE_LINE.match(line)) or is_command_line(line) or (
@@ -335,7 +335,7 @@ def _line_runs(body: str) -> list[tuple[bool, int, int]]:
             continue
         line = body[s:e]
         code = bool(code) and ("\n" in line or bool(PROMPT_LINE.match(line) or HOST_PROMPT.match(line)) or
-                               is_command_line(line))
+                               is_command_line(line) or is_prompted_command(line))
         if out and not code and not out[-1][0] and not _HEADING.match(body[out[-1][1]:out[-1][2]]) \
                 and not _HEADING.match(body[s:e]):
             out[-1] = (False, out[-1][1], e)      # prose on both sides of a line demoted to prose: one run

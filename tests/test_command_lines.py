@@ -76,3 +76,14 @@ def test_a_what_is_question_prefers_what_a_thing_is_to_its_usage():
     assert kind_bonus("explain", command) < 0
     # a how-to question wants the usage: the steps or code that follow it are its answer
     assert kind_bonus("howto", command) > 0 and kind_bonus("howto", usage) >= 0
+
+
+def test_a_command_after_a_bare_prompt_is_code():
+    """The TeX Live guide writes its commands after "> ": the line is code, not prose glued to the sentence before."""
+    from rag.command_lines import is_prompted_command
+    assert is_prompted_command("> tlmgr option repository http://mirror.ctan.org/systems/texlive/tlnet")
+    assert not is_prompted_command("> This is what the book says about it.")
+    units = split_units("如果你从 DVD 安装了 TEX Live 并希望从网络获取更新，需要执行这个命令：\n\n"
+                        "> tlmgr option repository http://mirror.ctan.org/systems/texlive/tlnet\n\n"
+                        "这告诉 tlmgr 从就近的 CTAN 镜像获取未来更新。")
+    assert [u.kind for u in units] == ["sentence", "code", "sentence"]
