@@ -422,10 +422,20 @@ STEPS_BEFORE_CHARS = 600
 def steps_before(first: Unit, ev: Evidence) -> list[Unit]:
     """When `first` (the lead, or the first sentence shown before it) opens by going on from steps, those steps: the
     pairs of a sentence and the code right after it before `first` in its section, nearest last, up to
-    STEPS_BEFORE_CHARS; none when what comes right before is not such a pair."""
-    if first.kind != "sentence" or not _GOES_ON.match(first.text.lstrip(" *•-")):
+    STEPS_BEFORE_CHARS; else, right after an instruction ending with a colon and its code, that step; none when
+    what comes right before is not such a pair."""
+    if first.kind != "sentence":
         return []
     before = units_before(first, ev.hit.chunk.text, ev.hit.chunk.context_prefix)
+    if not _GOES_ON.match(first.text.lstrip(" *•-")):
+        # a paragraph right after a command and the instruction that gives it ("1. 首先确认你可以执行 tex 程序：" /
+        # "> tex --version") tells what it returns ("如果返回的结果是 ‘command not found’ …"): that step comes first
+        pair = before[-2:]
+        if len(pair) == 2 and pair[0].kind == "sentence" and pair[1].kind == "code" and \
+                pair[0].text.rstrip().endswith((":", "：")) and not is_exercise(pair[0].text) and \
+                sum(len(u.text) for u in pair) <= STEPS_BEFORE_CHARS:
+            return pair
+        return []
     kept: list[Unit] = []
     used = 0
     k = len(before) - 1
@@ -465,6 +475,12 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     # a comparison side's sentence takes the code above it only when it points back at it: the ups.conf entry just
     # before "To start and stop drivers, use upsdrvctl or upsdrvsvcctl" is no side's example
     code_before = _code_before(ev) if not compared or refers_back(ev.unit.text) else []
+    if lead_context and code_before and code_before[0].kind == "code":
+        # the lead tells what the command before it returns: the instruction giving the command comes too ("1. 首先
+        # 确认你可以执行 tex 程序：" above "> tex --version" above "如果返回的结果是 ‘command not found’ …")
+        giving = introduction(dataclasses.replace(ev, unit=code_before[0]))
+        if giving is not None and giving.text.rstrip().endswith((":", "：")):
+            code_before = [giving, *code_before]
     before = [*code_before, intro, *_list_before(ev)]
     if from_opening and not any(before):
         before = example_opening(ev)
@@ -513,8 +529,10 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     if code_only and not announces and not any(u.kind == "code" for u in units[head:]):
         units = units[:head]
     shown.update((cid, u.start) for u in units)
-    # what comes before the lead for its context leaves the lead (the last unit before `head`) in bold
-    return Worked(_markdown(units, mark, lead_bold, bold_at=head - 1 if context else 0), " ".join(u.text for u in units))
+    # what comes before a sentence lead (its context, the code it follows) leaves the lead (the last unit before
+    # `head`) in bold; a code lead's introduction, an example's opening, is the one in bold
+    bold_at = head - 1 if context or (code_before and ev.unit.kind == "sentence") else 0
+    return Worked(_markdown(units, mark, lead_bold, bold_at=bold_at), " ".join(u.text for u in units))
 
 
 def opens_with(text: str, names: tuple[str, ...]) -> bool:

@@ -710,3 +710,21 @@ def test_a_lead_going_on_from_steps_is_shown_after_them():
     assert steps_before(split_units(prose.chunk.text)[1], Evidence(1, prose, split_units(prose.chunk.text)[1], 0.9,
                                                                    0.9, None)) == []
     assert {"then", "接下来"} <= set(GOES_ON_WORDS)
+
+
+def test_a_lead_telling_what_a_command_returns_is_shown_after_the_step_giving_it():
+    """The TeX Live guide's "如果返回的结果是 ‘command not found’ …" tells what step 1's command returns: the answer shows
+    the step ("1. 首先确认你可以执行 tex 程序：" and "> tex --version") before it. Prose before the lead is not a step."""
+    from rag.answer import extractive_answer
+    from rag.evidence import Evidence, split_units
+    text = ("1. 首先确认你可以执行 tex 程序：\n\n> tex --version\nTeX 3.14159265 (TeX Live ...)\n\n"
+            "如果返回的结果是 ‘command not found’ 而非版本和版权信息，很有可能是因为你没有把正确的 bin 子目录添加到 PATH 中。")
+    hit = section_hit("c1", text, heading="测试安装")
+    lead = next(u for u in split_units(hit.chunk.text) if u.text.startswith("如果返回"))
+    answer = extractive_answer("敲 tex 就 command not found 怎么办？", [Evidence(1, hit, lead, 0.9, 0.9, None)],
+                               worked_chars=600).text
+    assert answer.index("首先确认") < answer.index("tex --version") < answer.index("**如果返回的结果"), answer
+    prose = section_hit("c2", "先说明一下版本号的含义。\n\n如果返回的结果是 ‘command not found’，请检查 PATH。", heading="测试安装")
+    plain = next(u for u in split_units(prose.chunk.text) if u.text.startswith("如果返回"))
+    assert extractive_answer("敲 tex 就 command not found 怎么办？", [Evidence(1, prose, plain, 0.9, 0.9, None)],
+                             worked_chars=600).text.startswith("**如果返回")
