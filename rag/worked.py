@@ -433,7 +433,7 @@ def steps_before(first: Unit, ev: Evidence) -> list[Unit]:
         pair = before[-2:]
         if len(pair) == 2 and pair[0].kind == "sentence" and pair[1].kind == "code" and \
                 pair[0].text.rstrip().endswith((":", "：")) and not is_exercise(pair[0].text) and \
-                sum(len(u.text) for u in pair) <= STEPS_BEFORE_CHARS:
+                not is_instruction(pair[0].text) and sum(len(u.text) for u in pair) <= STEPS_BEFORE_CHARS:
             return pair
         return []
     kept: list[Unit] = []

@@ -2,7 +2,7 @@
 import pytest
 
 from rag.command_lines import HOST_PROMPT, is_command_line
-from rag.evidence import Unit, kind_bonus, split_units
+from rag.evidence import split_units
 
 
 @pytest.mark.parametrize("line", [
@@ -66,16 +66,6 @@ def test_commands_with_their_comments_are_one_block_of_code():
     units = split_units(TLMGR)
     assert [u.kind for u in units] == ["sentence", "code"]
     assert units[1].text.startswith("% TeX Live") and units[1].text.endswith("tlmgr update --all --self")
-
-
-def test_a_what_is_question_prefers_what_a_thing_is_to_its_usage():
-    usage = Unit(0, 20, "sentence", "pdfLATEX 用法如下。")
-    command = Unit(0, 26, "code", "pdflatex hello_world(.tex)")
-    statement = Unit(0, 40, "sentence", "pdfLATEX 支持 JPEG、PNG 和 PDF，不支持 EPS。")
-    assert kind_bonus("explain", usage) < kind_bonus("explain", statement) == 0
-    assert kind_bonus("explain", command) < 0
-    # a how-to question wants the usage: the steps or code that follow it are its answer
-    assert kind_bonus("howto", command) > 0 and kind_bonus("howto", usage) >= 0
 
 
 def test_a_command_after_a_bare_prompt_is_code():

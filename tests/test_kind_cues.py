@@ -144,3 +144,15 @@ def test_a_unit_writing_a_number_the_question_quotes_counts_for_more(tmp_path):
     assert holds_number("系统可用性为 90%。", frozenset({"90%"})) and not holds_number("为 190%", frozenset({"90%"}))
     assert best_holding_number("可用性百分比咋算？书里那个 90% 和 95% 没看懂") > \
         best_holding_number("可用性百分比咋算？书里那个没看懂") + 0.05
+
+
+def test_a_what_is_question_prefers_what_a_thing_is_to_its_usage():
+    from rag.evidence import Unit, kind_bonus
+    usage = Unit(0, 20, "sentence", "pdfLATEX 用法如下。")
+    command = Unit(0, 26, "code", "pdflatex hello_world(.tex)")
+    statement = Unit(0, 40, "sentence", "pdfLATEX 支持 JPEG、PNG 和 PDF，不支持 EPS。")
+    assert kind_bonus("explain", usage) < kind_bonus("explain", statement) == 0
+    assert kind_bonus("explain", command) < 0
+    # a how-to question wants the usage: the steps or code that follow it are its answer
+    assert kind_bonus("howto", command) > 0 and kind_bonus("howto", usage) >= 0
+
