@@ -30,6 +30,8 @@ WEAK_COMMAND_MAX_TOKENS = 3      # "pdflatex file.tex"
 HOST_PROMPT = re.compile(r"^\s*[\w.-]+(?:@[\w.-]+)?:[~/][^\s#$]*\s?[#$]\s+\S")
 # a command after a bare "> " prompt, as the TeX Live guide writes them: "> tlmgr option repository http://…"
 _BARE_PROMPT = re.compile(r"^\s*>\s+(\S.*)$")
+# a shell comment after a command ("xdvi sample2e.dvi # Unix") says which system it is for, not what the line is
+_TRAILING_COMMENT = re.compile(r"\s+#\s.*$")
 _SENTENCE_END = (".", "。", ":", "：", ",", "，", ";", "；", "!", "！", "?", "？")
 
 
@@ -43,7 +45,7 @@ def is_command_line(line: str) -> bool:
     """Whether the line is a command without a prompt: a program's name and at least one option, placeholder, path,
     variable or assignment (a short line: a file's name or a number), no sentence's words (no stop word, nothing
     Chinese outside a placeholder, no list of cells), no sentence end."""
-    text = line.strip()
+    text = _TRAILING_COMMENT.sub("", line.strip())
     if not text or text.endswith(_SENTENCE_END):
         return False
     marked = _PLACEHOLDER.sub(" <_> ", text)

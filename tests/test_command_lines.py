@@ -9,6 +9,7 @@ from rag.evidence import split_units
     "tlmgr install <package-name>", "dpkg --search < 文件名 >", "dpkg --vextract < 软件包名称 > /tmp",
     "upsdrvctl -t shutdown", "tlmgr update --all --self", "ls -l", "echo $HOME", "gcc -o hello hello.c",
     "python setup.py install", "pdflatex file.tex", "mkdir -p /chroot/nut/dev",
+    "xdvi sample2e.dvi # Unix",                 # a trailing comment says which system, not what the line is
 ])
 def test_a_programs_name_with_options_placeholders_or_paths_is_a_command(line):
     assert is_command_line(line)
@@ -23,6 +24,7 @@ def test_a_programs_name_with_options_placeholders_or_paths_is_a_command(line):
     "dpkg --search 文件的名字",              # Chinese outside a placeholder
     "Use ls -l to list files.",             # a sentence's end
     "bash",
+    "the result # of lines is printed",       # a "#" inside a sentence is no comment
 ])
 def test_a_sentence_a_table_row_or_a_bare_word_is_not(line):
     assert not is_command_line(line)
