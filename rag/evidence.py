@@ -305,6 +305,12 @@ def _prints_output(line: str) -> bool:
     return bool(text) and not text.endswith((".", ":", "。", "：")) and not _PROSE_START.match(text)
 
 
+def _is_prompt(line: str) -> bool:
+    """A line typed at a prompt: Python's, a shell's or R's (PROMPT_LINE), one with its host before it, or a command
+    after a bare "> " (rag.command_lines)."""
+    return bool(PROMPT_LINE.match(line) or HOST_PROMPT.match(line)) or is_prompted_command(line)
+
+
 def _line_runs(body: str) -> list[tuple[bool, int, int]]:
     """The paragraph cut into runs of code lines and prose lines: PDFs put a book's examples
     (`>>> len(fruit)` and its output `6`) inside the paragraph that explains them."""
@@ -317,7 +323,7 @@ def _line_runs(body: str) -> list[tuple[bool, int, int]]:
             runs.append((None, end, end))     # a heading ends the run before it
             pos, previous_prompt = end + 1, False
             continue
-        prompt = bool(PROMPT_LINE.match(line) or HOST_PROMPT.match(line)) or is_prompted_command(line)
+        prompt = _is_prompt(line)
         # a line indented under a code line is the code's body ("        break" under "if line == 'done':")
         indented_under_code = bool(runs) and runs[-1][0] is True and line[:1] in (" ", "\t") and bool(line.strip())
         code = prompt or indented_under_code or bool(_CODE_LINE.match(line)) or is_command_line(line) or (
@@ -334,8 +340,7 @@ def _line_runs(body: str) -> list[tuple[bool, int, int]]:
         if e <= s:
             continue
         line = body[s:e]
-        code = bool(code) and ("\n" in line or bool(PROMPT_LINE.match(line) or HOST_PROMPT.match(line)) or
-                               is_command_line(line) or is_prompted_command(line))
+        code = bool(code) and ("\n" in line or _is_prompt(line) or is_command_line(line))
         if out and not code and not out[-1][0] and not _HEADING.match(body[out[-1][1]:out[-1][2]]) \
                 and not _HEADING.match(body[s:e]):
             out[-1] = (False, out[-1][1], e)      # prose on both sides of a line demoted to prose: one run
@@ -802,8 +807,10 @@ _STEP = re.compile(r"^\s*(\d+[.)]\s|step\b|first\b|then\b|next\b|finally\b)|\b(y
 _EXAMPLE = re.compile(r"\b(for example|for instance|e\.g\.|such as|here is|here's|like this|as an example|consider|"
                       r"following|suppose|imagine)\b|例如|比如|举例|如下|示例|例子|下面是|以下是|假设|假如|设想", re.IGNORECASE)
 # A sentence that only says what follows ("pdfLATEX 用法如下。", "Its syntax is as follows:"): the usage after it does
-# not say what the thing is.
-_ANNOUNCES = re.compile(r"(?:如下|以下|下面|as follows|the following|like this)\s*[。.:：]?\s*$|[:：]\s*$", re.IGNORECASE)
+# not say what the thing is. It ends with one of these words, or with a colon. Data, tested in test_kind_cues.
+ANNOUNCING_ENDS = ("如下", "以下", "下面", "as follows", "the following", "like this")
+_ANNOUNCES = re.compile("(?:" + "|".join(map(re.escape, ANNOUNCING_ENDS)) + r")\s*[。.:：]?\s*$|[:：]\s*$",
+                        re.IGNORECASE)
 # A glossary defines terms one line each; it shows no example and gives no steps. An example or how-to question
 # prefers the chapter's own text (a glossary line shares the question's words and was picked over the example).
 _GLOSSARY = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?\s*)?(?:glossary|key terms|vocabulary|术语表?|词汇表|名词解释)\s*$",

@@ -426,26 +426,20 @@ def steps_before(first: Unit, ev: Evidence) -> list[Unit]:
     what comes right before is not such a pair."""
     if first.kind != "sentence":
         return []
+    # a paragraph right after a command and the instruction that gives it ("1. 首先确认你可以执行 tex 程序：" /
+    # "> tex --version") tells what it returns ("如果返回的结果是 ‘command not found’ …"): that one step comes first
+    goes_on = bool(_GOES_ON.match(first.text.lstrip(" *•-")))
     before = units_before(first, ev.hit.chunk.text, ev.hit.chunk.context_prefix)
-    if not _GOES_ON.match(first.text.lstrip(" *•-")):
-        # a paragraph right after a command and the instruction that gives it ("1. 首先确认你可以执行 tex 程序：" /
-        # "> tex --version") tells what it returns ("如果返回的结果是 ‘command not found’ …"): that step comes first
-        pair = before[-2:]
-        if len(pair) == 2 and pair[0].kind == "sentence" and pair[1].kind == "code" and \
-                pair[0].text.rstrip().endswith((":", "：")) and not is_exercise(pair[0].text) and \
-                not is_instruction(pair[0].text) and sum(len(u.text) for u in pair) <= STEPS_BEFORE_CHARS:
-            return pair
-        return []
     kept: list[Unit] = []
-    used = 0
     k = len(before) - 1
     while k >= 1 and before[k].kind == "code" and before[k - 1].kind == "sentence":
-        pair = before[k - 1:k + 1]
-        if used + sum(len(u.text) for u in pair) > STEPS_BEFORE_CHARS or is_instruction(pair[0].text) or \
-                is_exercise(pair[0].text) or pair[0].text.rstrip().endswith(("?", "？")):
+        pair, said = before[k - 1:k + 1], before[k - 1].text.rstrip()
+        if sum(len(u.text) for u in kept + pair) > STEPS_BEFORE_CHARS or is_instruction(said) or is_exercise(said) or \
+                said.endswith(("?", "？")) or not (goes_on or said.endswith((":", "："))):
             break
         kept[:0] = pair
-        used += sum(len(u.text) for u in pair)
+        if not goes_on:
+            break
         k -= 2
     return kept
 
@@ -475,7 +469,7 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     # a comparison side's sentence takes the code above it only when it points back at it: the ups.conf entry just
     # before "To start and stop drivers, use upsdrvctl or upsdrvsvcctl" is no side's example
     code_before = _code_before(ev) if not compared or refers_back(ev.unit.text) else []
-    if lead_context and code_before and code_before[0].kind == "code":
+    if lead_context and code_before:
         # the lead tells what the command before it returns: the instruction giving the command comes too ("1. 首先
         # 确认你可以执行 tex 程序：" above "> tex --version" above "如果返回的结果是 ‘command not found’ …")
         giving = introduction(dataclasses.replace(ev, unit=code_before[0]))
@@ -484,10 +478,11 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     before = [*code_before, intro, *_list_before(ev)]
     if from_opening and not any(before):
         before = example_opening(ev)
-    # what the lead needs before it: the first of its steps, else the sentence it points back at, else its paragraph
-    context = (steps_opening(ev) or [u for u in (antecedent(ev), case_before) if u][:1] or paragraph_before(ev)) \
-        if lead_context and not any(before) else []
+    # what the lead needs before it: the first of its steps, else the sentence it points back at, else its paragraph;
+    # and before all that, the steps it goes on from
+    context: list[Unit] = []
     if lead_context and not any(before):
+        context = steps_opening(ev) or [u for u in (antecedent(ev), case_before) if u][:1] or paragraph_before(ev)
         context = steps_before(context[0] if context else ev.unit, ev) + context
     if context:
         before = context
