@@ -114,6 +114,10 @@ KIND_EXAMPLES: dict[str, list[str]] = {
         "第 3 章讲了哪些知识点？", "这份文档主要说了什么？", "请总结第12章的主要结论。", "帮我概括一下前言。",
         "总结第3.1节", "概括第4.2节", "总结第六章", "归纳第1.3节的内容", "梳理第5节",
         "第四章都干了哪些事？", "这一章都做了些什么？", "第二章都讲了啥？", "第9章都涉及哪些东西？",
+        # a chapter named by its quoted title, asked what it says (read as a lookup or an explanation before)
+        "“数据类型”那一章说了些啥？", "“网络设置”那部分都写了些什么？", "第五章讲的是什么内容？",
+        "“附录”那一章内容太多了，能帮我概括一下大概都有啥吗", "What does the 'Getting started' chapter say?",
+        "the networking chapter is huge, can you sum up what's in it?",
     ],
     "example": [
         "Show me the example of a recursive function.", "Can you give an example of a dictionary?",
@@ -189,6 +193,9 @@ KIND_EXAMPLES: dict[str, list[str]] = {
         "Can you walk me through the steps of the boot process?", "Go through the backup procedure step by step for me.",
         "how does the whole install go, step by step?", "系统启动的整个流程是咋走的？按步骤帮我捋一下",
         "打印任务从提交到打出来经过哪些步骤？", "断网以后整个重连过程是怎么走的？",
+        # the steps of a part of the book, asked to be told ("…的步骤能说下吗" read as a lookup)
+        "安装那部分的步骤能说下吗？", "配置打印机的步骤能讲讲吗？", "测试那一节用示例文件的步骤是什么？",
+        "can you tell me the steps for testing the install with the sample file?", "what are the steps in the setup section?",
         # getting something done through a procedure the document lays down
         "How does a student get an exemption approved?", "How does a member get a new package accepted into the archive?",
         "学生怎样才能申请到免修？", "怎么让新软件包被仓库接收？",
@@ -207,7 +214,8 @@ KIND_EXAMPLES: dict[str, list[str]] = {
         "如何计算查准率和查全率？", "怎样避免无限递归？", "如何搭建一个 Transformer？", "怎么选择聚类的簇数？",
         "如何处理缺失值？", "剪枝应该怎么做？", "怎么求解对偶问题？", "如何实现多头注意力？", "书里怎么写一个类的构造函数？",
         "式(3.10)是怎么推导出来的？", "怎样用拉格朗日乘子法求解？", "如何从零开始搭建一个大模型？",
-        "数据一般要怎么预处理？", "这个模型是怎么一步步训练出来的？", "如何证明这个不等式成立？", "怎么从概率的角度理解正则化？", "部署一个模型需要做哪些准备？", "我想自己实现一个分词器，需要哪些步骤？",
+        "数据一般要怎么预处理？", "这个模型是怎么一步步训练出来的？", "如何证明这个不等式成立？",
+        "怎么证明这个函数的取值范围在 0 到 1 之间？", "怎么从概率的角度理解正则化？", "部署一个模型需要做哪些准备？", "我想自己实现一个分词器，需要哪些步骤？",
         "怎么用 PyTorch 实现 LayerNorm？", "如何对 LLM 做指令微调？", "SFT 的数据应该怎么构造？", "怎么计算 BLEU 分数？", "Tokenizer 是怎么训练的？",
         # a learner's colloquial "what do I do": 咋办 / 该怎么办 / 书里说怎么弄 (the unseen manual's "root 密码忘了咋办" read as
         # an example request)

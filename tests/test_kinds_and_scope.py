@@ -16,7 +16,9 @@ from rag.types import Chunk
 UNSEEN = {
     "summarize": ["Summarize chapter 6 for me.", "What is chapter 9 mainly about?", "Give me a recap of chapter 3.",
                   "第九章主要讲了什么？", "总结一下第五章的内容。", "帮我概括一下第11章。",
-                  "Could you give me an overview of the chapter on files?", "概括一下这一章的要点。"],
+                  "Could you give me an overview of the chapter on files?", "概括一下这一章的要点。",
+                  # a chapter named by its quoted title (unseen u7z-012 was read as a lookup)
+                  "“文件操作”那一章都说了些什么？", "What does the 'Installing' chapter say, roughly?"],
     "compare": ["What is the difference between a set and a dictionary?", "How do lists differ from strings?",
                 "Compare recursion with iteration.", "决策树和神经网络有什么区别？", "查全率与查准率有何不同？",
                 "Bayes vs maximum likelihood: what's the difference?", "SVM 和对数几率回归比较起来怎么样？",
@@ -44,7 +46,9 @@ UNSEEN = {
               "root 密码忘了咋办，帮我看看书里说怎么重置", "文件不小心删了咋办？", "网卡驱动装不上该怎么办？",
               "帮我查查书里怎么设置静态 IP",
               # a process asked step by step (unseen u7e-021 was read as a lookup)
-              "备份的整个流程是咋走的？能按步骤帮我捋一下吗", "walk me through what happens step by step when a job fails"],
+              "备份的整个流程是咋走的？能按步骤帮我捋一下吗", "walk me through what happens step by step when a job fails",
+              # the steps of a part of the book, asked to be told (unseen u7z-015 was read as a lookup)
+              "升级系统那部分的步骤能讲一下吗？", "could you tell me the steps in the upgrade section?"],
     "explain": ["Explain what a docstring is for.", "Can you explain the concept of encapsulation?",
                 "解释一下什么是偏差-方差分解。", "请通俗地讲讲 EM 算法。", "Help me understand what aliasing means.",
                 # a term's "what is": explained, not looked up
