@@ -84,3 +84,37 @@ def has_verb(text: str) -> bool:
         _jieba_module()
         return any(flag.startswith("v") for _, flag in pseg.lcut(text))
     return any(tag.startswith("VB") for _, tag in english_tags(text))
+
+
+def names_a_compound(text: str, name: str) -> bool:
+    """Whether `name`, which `text` opens with (an article before it allowed), is there only the first part of a
+    longer name: followed straight away by a noun it modifies ("瘦客户端服务器也被称为…" for 瘦客户端, "thin client
+    servers are …" for "thin client"), or cut inside a word. Chinese through jieba's POS tags, English through spaCy's."""
+    head = re.sub(r"^(?:a|an|the)\s+", "", text.lstrip(" *•-"), flags=re.IGNORECASE)
+    if not name or not head.casefold().startswith(name.casefold()):
+        return False
+    if not re.search(r"[\u4e00-\u9fff]", name) and re.search(r"[\u4e00-\u9fff]", head[len(name):len(name) + 4]):
+        # a Latin name in Chinese prose: "\clearpage 命令会…" is the command \clearpage itself
+        return bool(re.match(r"[A-Za-z0-9_\-]", head[len(name):len(name) + 1]))
+    if re.search(r"[\u4e00-\u9fff]", name):
+        import jieba.posseg as pseg
+        _jieba_module()
+        length = 0
+        tokens = pseg.lcut(head[:len(name) + 12])
+        for k, (word, _) in enumerate(tokens):
+            length += len(word)
+            if length > len(name):
+                return True                 # the name ends inside a word
+            if length == len(name):
+                following = tokens[k + 1] if k + 1 < len(tokens) else None
+                return bool(following and following.word.strip() and following.flag.startswith("n"))
+        return False
+    rest = head[len(name):]
+    plural = re.match(r"e?s(?=\W|$)", rest)      # "Thin clients reuse …" names "thin client" whole
+    if plural:
+        rest = rest[plural.end():]
+    if rest and not rest[:1].isspace():
+        return bool(rest[:1]) and (rest[:1].isalnum() or rest[:1] in "_-")    # "upsdrvctl" in "upsdrvctlx"
+    tags = english_tags(head[:len(name) + 60])
+    named_words = len(name.split())
+    return len(tags) > named_words and tags[named_words][1].startswith("NN")

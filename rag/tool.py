@@ -22,7 +22,7 @@ from typing import NamedTuple
 from core.embeddings import get_embedder, get_multilingual_embedder
 from core.errors import AssistantError, DocumentError, InvalidRequest, LLMError, Notice
 from core.llm import get_judge, get_llm
-from core.nlp import has_verb
+from core.nlp import has_verb, names_a_compound
 from core.registry import ProcessRegistry
 from core.settings import Settings, get_settings
 from core.text import (CJK_CHAR, chinese_slip_for, clean_document_name, could_be_a_slip, detect_language,
@@ -49,7 +49,7 @@ from rag.plan import QuestionPlan, plan_question
 from rag.retrieve import RAG_COLLECTION, RetrievalOptions, RetrievalResult, Retriever, document_scores
 from rag.scope import TOPIC_MIN_MATCH, Scope, headings_language, title_extra, topic_match
 from rag.shapes import Shape, compare_answer, hit_of, shape_of, summary_answer
-from rag.worked import widened
+from rag.worked import opens_with, widened
 from rag.store import MAX_COUNTED_TERMS, DocumentRecord, DocumentStore
 from rag.summary import Digest, digest_chapters, digest_chunks, digest_node
 from rag.syntax import writes_symbols
@@ -122,6 +122,32 @@ def _pair_names_all(evidence: Evidence, names: list[tuple[str, ...]]) -> bool:
     second = following[0].text
     in_second = named(second)
     return len(in_first | in_second) == len(names) > len(in_second) and (sets_against(first) or sets_against(second))
+
+
+# A side's sentence that opens with its name says what the side is or does ("瘦客户端的主要优点是…"); one naming it further
+# in may be about something else ("It should be run immediately after upsdrvctl …" is about upsd). Among the units
+# scored within this much of the side's best, the first opening with its name goes first.
+SIDE_OPENING_MARGIN = 0.1
+
+
+def _opening_with_name_first(named: list[Evidence], names: list[str], others: list[str]) -> list[Evidence]:
+    """A sentence about the side only: not one naming another side too ("XeTEX 和 LuaTEX 可以使用…"), nor a glossary
+    entry ("prototype and patch: A development plan …"), which the entries' own rule places."""
+    def opens_with_the_side(text: str) -> bool:       # "瘦客户端服务器…" names a server, not 瘦客户端
+        return any(opens_with(text, (name,)) and not names_a_compound(text, name) for name in names)
+
+    def about_the_side(e: Evidence) -> bool:
+        text = e.unit.text
+        return e.unit.kind == "sentence" and opens_with_the_side(text) and not _LABEL_OPENING.match(text) and \
+            not any(_mentions(text, other) for other in others)
+    if not named or opens_with_the_side(named[0].unit.text):
+        return named
+    best = named[0].score
+    opening = next((e for e in named if e.score >= best - SIDE_OPENING_MARGIN and about_the_side(e)), None)
+    return named if opening is None else [opening] + [e for e in named if e is not opening]
+
+
+_LABEL_OPENING = re.compile(r"^[^:：。.!?]{1,40}[:：]\s")
 
 
 def _entry_names(evidence: Evidence, side: str) -> bool:
@@ -928,7 +954,7 @@ class RAGTool:
             in_entry = [e for e in found if any(_entry_names(e, name) for name in names)]
             named = in_entry + [e for e in found if e not in in_entry and any(
                 _mentions(e.unit.text, name, every_word[k]) or writes_symbols(e.unit.text, name) for name in names)]
-            named = named or found
+            named = _opening_with_name_first(named or found, names, [o for o in plan.sides if o != side])
             out.append(own + [e for e in named if e not in own])
         # a unit naming both sides, in the question's words or the translation's ("“算法”是指从数据中学得“模型”的具体方法"
         # for an English question on "algorithm" and "model")

@@ -1363,3 +1363,70 @@ def test_a_question_asking_two_things_shows_as_many_quotes_as_its_kind_does(tmp_
     answer = tool._book_answer(" ".join(parts), None, evidence, None, parts, shape_of("lookup"))
     for said in ("6 points", "bottom by default", "Top padding", "BOTTOMPADDING"):
         assert said in answer.text, answer.text
+
+
+CLIENTS_ZH = """# 学校网络手册
+
+## 1 服务器的配置
+
+配置主服务器、工作站和瘦客户端服务器可以安装在相同机器上。瘦客户端服务器也被称为组合配置的一部分。
+
+在带有 10-15 台瘦客户端和一些工作站的小型网络中，这是可接受的解决方案。
+
+## 2 客户端计算机
+
+胖客户端的优点是所有程序在本地运行，这可以为用户提供很大的灵活性与性能。
+
+瘦客户端的主要优点是再次使用较旧的设备，而不会增加运行的复杂性。很多人使用旧 PC 作为瘦客户端。
+"""
+
+
+def test_a_comparison_side_is_the_sentence_opening_with_its_name_not_one_naming_it_in_passing(tmp_path):
+    """"瘦客户端" was quoted from "配置主服务器、工作站和瘦客户端服务器可以…" (a server, the side only in a compound
+    word), though "瘦客户端的主要优点是…", scored about as well, says what it is (unseen u6z-007)."""
+    tool = RAGTool("learner", Settings(_env_file=None, data_dir=tmp_path / "data", llm_backend="none"))
+    tool.add_text(CLIENTS_ZH, title="学校网络手册", name="clients.md")
+    _, answer = ask(tool, "胖客户端和瘦客户端到底有啥区别？")
+    assert answer.kind == "compare" and not answer.refused
+    thin = answer.text.split("**瘦客户端**：")[1]
+    assert thin.startswith("瘦客户端的主要优点是再次使用较旧的设备"), answer.text
+
+
+def test_a_sides_sentence_about_it_alone_goes_first_among_those_scored_alike():
+    """Within SIDE_OPENING_MARGIN of the best, the first sentence opening with the side's name goes first; not one
+    naming another side too, nor a glossary entry (the entries' own rule places those), nor one scored far lower."""
+    from rag.evidence import Evidence, Unit
+    from rag.tool import SIDE_OPENING_MARGIN, _opening_with_name_first
+    from rag.types import Chunk, SearchHit
+
+    def ev(text: str, score: float) -> Evidence:
+        chunk = Chunk(doc_id="d", chunk_id=text[:8], ordinal=0, text=text, heading_path=[], page_start=1, page_end=1,
+                      char_start=0, char_end=len(text), token_count=20)
+        hit = SearchHit(chunk=chunk, doc_name="d.md", doc_title="d", score=score, rank=1)
+        return Evidence(1, hit, Unit(0, len(text), "sentence", text), score, score, None)
+    passing = ev("It should be run immediately after upsdrvctl in your startup scripts.", 0.8)
+    opening = ev("upsdrvctl starts and stops every driver named in the config file.", 0.8 - SIDE_OPENING_MARGIN / 2)
+    assert _opening_with_name_first([passing, opening], ["upsdrvctl"], ["upsdrvsvcctl"]) == [opening, passing]
+    far = ev("upsdrvctl starts and stops every driver.", 0.8 - 2 * SIDE_OPENING_MARGIN)
+    assert _opening_with_name_first([passing, far], ["upsdrvctl"], ["upsdrvsvcctl"]) == [passing, far]
+    both = ev("upsdrvctl and upsdrvsvcctl both start drivers.", 0.79)
+    entry = ev("upsdrvctl: the driver controller.", 0.79)
+    assert _opening_with_name_first([passing, both, entry], ["upsdrvctl"], ["upsdrvsvcctl"])[0] is passing
+
+
+@pytest.mark.parametrize("text, name, compound", [
+    ("瘦客户端服务器也被称为组合配置的一部分。", "瘦客户端", True),      # a server, named after the side
+    ("瘦客户端的主要优点是再次使用较旧的设备。", "瘦客户端", False),
+    ("瘦客户端于 1984 年在 MIT 引入。", "瘦客户端", False),
+    ("thin client servers are big.", "thin client", True),
+    ("Thin clients reuse old machines.", "thin client", False),       # a plural is the name whole
+    ("The list comprehension is short.", "list", True),
+    ("A tuple is a sequence.", "tuple", False),
+    ("upsdrvctl starts every driver.", "upsdrvctl", False),
+    ("upsdrvctlx is another program.", "upsdrvctl", True),            # cut inside a word
+    ("It runs after upsdrvctl.", "upsdrvctl", False),                 # not opening with it at all
+    ("\\clearpage 命令会在另起一页之前排版浮动体。", "\\clearpage", False),   # the command itself, in Chinese prose
+])
+def test_a_name_opening_a_sentence_may_be_only_the_first_part_of_a_longer_one(text, name, compound):
+    from core.nlp import names_a_compound
+    assert names_a_compound(text, name) is compound
