@@ -802,11 +802,32 @@ def _without_bare_marks(prose: str) -> str:
     return "".join(out)
 
 
-def drop_unsupported(answer: Answer, embedder, judge=None) -> list[SentenceCheck]:
+# A model's code block is shown only when it is the book's: this share of its lines (those with three letters or
+# digits) stand in the passages it was given. The 0.5B model wrote a table-spanning API ReportLab does not have
+# ("span = Span(column=cell.column_index, …)", unseen u3e-022) and R code the passage never showed (ue-007).
+CODE_COPIED_SHARE = 0.8
+_CODE_WORD_CHARS = 3
+
+
+def copied_code(block: str, passages: list[str]) -> bool:
+    """Whether a fenced block's code stands in the passages (white space aside): code cannot be checked as a
+    sentence, so code the model wrote itself is not shown as the book's."""
+    lines = block.strip().split("\n")
+    body = [" ".join(line.split()) for line in lines[1:] if line.strip() != "```"]
+    meaningful = [line for line in body if len(re.sub(r"\W", "", line)) >= _CODE_WORD_CHARS]
+    if not meaningful:
+        return False
+    haystack = " ".join(" ".join(p.split()) for p in passages)
+    return sum(line in haystack for line in meaningful) >= CODE_COPIED_SHARE * len(meaningful)
+
+
+def drop_unsupported(answer: Answer, embedder, judge=None, given: list[str] | None = None) -> list[SentenceCheck]:
     """Check every sentence of a composed answer against the passage(s) it cites (rag.support) and leave out
     each one they do not back, each uncited one marked ⚠ (attribute_uncited found no source for it) and each
-    one said before; the citations left are renumbered in order of use. Code the model copied stays as it is."""
+    one said before; the citations left are renumbered in order of use. Code the model copied from the passages
+    it was `given` (default: those it cites) stays as it is; code it wrote itself is left out (`copied_code`)."""
     passages = {c.n: c.quote for c in answer.citations}
+    code_sources = list(given) if given is not None else list(passages.values())
     checks: list[SentenceCheck] = []
     seen: set[str] = set()
     parts, pos = [], 0
@@ -838,7 +859,10 @@ def drop_unsupported(answer: Answer, embedder, judge=None) -> list[SentenceCheck
                 seen.add(claim.lower())
         parts.append(_without_bare_marks(prose))
         if block:
-            parts.append(block.group())
+            if copied_code(block.group(), code_sources):
+                parts.append(block.group())
+            else:
+                checks.append(SentenceCheck(block.group(), [], False, 0.0))
             pos = block.end()
     text = re.sub(r"[ \t]+\n", "\n", re.sub(r"\n{3,}", "\n\n", "".join(parts))).strip()
     text = re.sub(r"  +", " ", text)

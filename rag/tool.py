@@ -1142,7 +1142,7 @@ class RAGTool:
         answer.text = without_echo(answer.text, shape.instruction_for(zh), question)
         log.debug("the model wrote: %r", answer.text)
         attribute_uncited(answer, sources, self.dense)
-        answer.checks = drop_unsupported(answer, self.dense, self.judge)
+        answer.checks = drop_unsupported(answer, self.dense, self.judge, given=[s.text for s in sources])
         for check in answer.checks:
             log.debug("%s (%.2f): %r", "kept" if check.supported else "dropped", check.score, check.sentence)
         dropped = sum(1 for c in answer.checks if not c.supported)

@@ -861,18 +861,40 @@ def test_a_sentence_repeated_after_a_line_without_a_full_stop_is_said_once(libra
 def test_a_paragraph_left_with_marks_only_goes_and_a_copied_source_label_is_not_kept(library):
     """The local model opens paragraphs with its sources' labels ("[1] … [1]", "[3] …"); a paragraph whose sentences
     were all left out leaves "[3]" alone. Neither is shown; a mark that is the paragraph's only citation stays, and
-    code ("[1] 8" printed by R) is left as it is."""
+    code the model copied ("[1] 8" printed by R) is left as it is."""
     from rag.answer import drop_unsupported
     from rag.types import Answer
+    passages = {**TWO_PASSAGES, 3: "The length of a vector: > length(x)\n[1] 8"}
     answer = Answer("q", "[1] Tuples are immutable sequences of values. [1]\n\n[2] Recursion was invented in 1492 "
                          "by sailors. [2]\n\n[2] A recursive function calls itself.\n\n```\n> length(x)\n[1] 8\n```",
-                    _citations(TWO_PASSAGES), "llm")
+                    _citations(passages), "llm")
     drop_unsupported(answer, library.embedder)
     paragraphs = answer.text.split("\n\n")
     assert paragraphs[0] == "Tuples are immutable sequences of values. [1]", answer.text
     assert "Recursion was invented" not in answer.text and not any(p.strip() == "[2]" for p in paragraphs)
     assert "[2] A recursive function calls itself." in answer.text, answer.text      # its only citation stays
     assert "```\n> length(x)\n[1] 8\n```" in answer.text
+
+
+def test_code_the_model_wrote_itself_is_left_out_and_code_it_copied_stays(library):
+    """The 0.5B model answered how to span table cells with an API the book does not have ("span = Span(column=…)",
+    unseen u3e-022): code cannot be checked as a sentence, so a block is shown only when its lines stand in the passages
+    the model was given (white space aside), whether or not it cites the one they stand in."""
+    from rag.answer import drop_unsupported
+    from rag.types import Answer
+    book_code = "The style command SPAN, (sc,sr), (ec,er) combines cells:\n    t.setStyle([('SPAN', (0, 0), (1, 0))])"
+    invented = "```python\ntable = Table()\nfor row in table.rows:\n    span = Span(column=cell.column_index)\n```"
+    copied = "```python\nt.setStyle([('SPAN', (0, 0),\n                (1, 0))])\n```"
+    answer = Answer("q", f"Tuples are immutable sequences of values [1].\n\n{invented}\n\n{copied}",
+                    _citations({1: TWO_PASSAGES[1]}), "llm")
+    checks = drop_unsupported(answer, library.embedder, given=[TWO_PASSAGES[1], book_code])
+    assert "Span(column" not in answer.text and "table.rows" not in answer.text, answer.text
+    assert "t.setStyle([('SPAN', (0, 0)," in answer.text, answer.text     # copied, its own line breaks kept
+    assert any(not c.supported and "Span(column" in c.sentence for c in checks)
+    # without the passages given, those it cites are where its code must stand
+    answer = Answer("q", f"Tuples are immutable [1].\n\n{copied}", _citations({1: book_code}), "llm")
+    drop_unsupported(answer, library.embedder)
+    assert "t.setStyle" in answer.text
 
 
 def test_an_uncited_sentence_no_passage_backs_is_left_out_and_its_mark_goes_with_it(library):
