@@ -114,7 +114,7 @@ def names_a_compound(text: str, name: str) -> bool:
     if plural:
         rest = rest[plural.end():]
     if rest and not rest[:1].isspace():
-        return bool(rest[:1]) and (rest[:1].isalnum() or rest[:1] in "_-")    # "upsdrvctl" in "upsdrvctlx"
+        return rest[0].isalnum() or rest[0] in "_-"       # "upsdrvctl" in "upsdrvctlx"
     tags = english_tags(head[:len(name) + 60])
     named_words = len(name.split())
     return len(tags) > named_words and tags[named_words][1].startswith("NN")

@@ -128,6 +128,7 @@ def _pair_names_all(evidence: Evidence, names: list[tuple[str, ...]]) -> bool:
 # in may be about something else ("It should be run immediately after upsdrvctl …" is about upsd). Among the units
 # scored within this much of the side's best, the first opening with its name goes first.
 SIDE_OPENING_MARGIN = 0.1
+_LABEL_OPENING = re.compile(r"^[^:：。.!?]{1,40}[:：]\s")      # a glossary entry's "term: …"
 
 
 def _opening_with_name_first(named: list[Evidence], names: list[str], others: list[str]) -> list[Evidence]:
@@ -145,9 +146,6 @@ def _opening_with_name_first(named: list[Evidence], names: list[str], others: li
     best = named[0].score
     opening = next((e for e in named if e.score >= best - SIDE_OPENING_MARGIN and about_the_side(e)), None)
     return named if opening is None else [opening] + [e for e in named if e is not opening]
-
-
-_LABEL_OPENING = re.compile(r"^[^:：。.!?]{1,40}[:：]\s")
 
 
 def _entry_names(evidence: Evidence, side: str) -> bool:
