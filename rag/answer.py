@@ -821,6 +821,16 @@ def copied_code(block: str, passages: list[str]) -> bool:
     return sum(line in haystack for line in meaningful) >= CODE_COPIED_SHARE * len(meaningful)
 
 
+def _without_closing_label(prose: str) -> str:
+    """Prose without its last sentence when that only introduces what followed ("例如：", "Here is the code:"): the
+    code it introduced was left out."""
+    said = answer_sentences(prose)
+    if not said or not _is_label(" ".join(CITATION_MARK.sub("", said[-1]).split())):
+        return prose
+    at = prose.rfind(said[-1].strip())
+    return prose[:at].rstrip() + "\n\n" if at >= 0 else prose
+
+
 def drop_unsupported(answer: Answer, embedder, judge=None, given: list[str] | None = None) -> list[SentenceCheck]:
     """Check every sentence of a composed answer against the passage(s) it cites (rag.support) and leave out
     each one they do not back, each uncited one marked ⚠ (attribute_uncited found no source for it) and each
@@ -863,6 +873,7 @@ def drop_unsupported(answer: Answer, embedder, judge=None, given: list[str] | No
                 parts.append(block.group())
             else:
                 checks.append(SentenceCheck(block.group(), [], False, 0.0))
+                parts[-1] = _without_closing_label(parts[-1])
             pos = block.end()
     text = re.sub(r"[ \t]+\n", "\n", re.sub(r"\n{3,}", "\n\n", "".join(parts))).strip()
     text = re.sub(r"  +", " ", text)

@@ -885,10 +885,12 @@ def test_code_the_model_wrote_itself_is_left_out_and_code_it_copied_stays(librar
     book_code = "The style command SPAN, (sc,sr), (ec,er) combines cells:\n    t.setStyle([('SPAN', (0, 0), (1, 0))])"
     invented = "```python\ntable = Table()\nfor row in table.rows:\n    span = Span(column=cell.column_index)\n```"
     copied = "```python\nt.setStyle([('SPAN', (0, 0),\n                (1, 0))])\n```"
-    answer = Answer("q", f"Tuples are immutable sequences of values [1].\n\n{invented}\n\n{copied}",
+    answer = Answer("q", f"Tuples are immutable sequences of values [1]. For example:\n\n{invented}\n\n{copied}",
                     _citations({1: TWO_PASSAGES[1]}), "llm")
     checks = drop_unsupported(answer, library.embedder, given=[TWO_PASSAGES[1], book_code])
     assert "Span(column" not in answer.text and "table.rows" not in answer.text, answer.text
+    # the line that introduced the left-out code goes with it; the sentence before it stays
+    assert "For example" not in answer.text and "Tuples are immutable sequences of values [1]." in answer.text
     assert "t.setStyle([('SPAN', (0, 0)," in answer.text, answer.text     # copied, its own line breaks kept
     assert any(not c.supported and "Span(column" in c.sentence for c in checks)
     # without the passages given, those it cites are where its code must stand
