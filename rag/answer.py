@@ -809,16 +809,21 @@ CODE_COPIED_SHARE = 0.8
 _CODE_WORD_CHARS = 3
 
 
-def copied_code(block: str, passages: list[str]) -> bool:
-    """Whether a fenced block's code stands in the passages (white space aside): code cannot be checked as a
-    sentence, so code the model wrote itself is not shown as the book's."""
+def copied_code(block: str, passages: str) -> bool:
+    """Whether a fenced block's code stands in `passages` (all of them in one string, each run of white space one
+    space: `flat_text`): code cannot be checked as a sentence, so code the model wrote itself is not shown as the
+    book's."""
     lines = block.strip().split("\n")
     body = [" ".join(line.split()) for line in lines[1:] if line.strip() != "```"]
     meaningful = [line for line in body if len(re.sub(r"\W", "", line)) >= _CODE_WORD_CHARS]
     if not meaningful:
         return False
-    haystack = " ".join(" ".join(p.split()) for p in passages)
-    return sum(line in haystack for line in meaningful) >= CODE_COPIED_SHARE * len(meaningful)
+    return sum(line in passages for line in meaningful) >= CODE_COPIED_SHARE * len(meaningful)
+
+
+def flat_text(texts) -> str:
+    """The texts as one string, each run of white space one space (what `copied_code` reads)."""
+    return " ".join(" ".join(text.split()) for text in texts)
 
 
 def _without_closing_label(prose: str) -> str:
@@ -837,7 +842,7 @@ def drop_unsupported(answer: Answer, embedder, judge=None, given: list[str] | No
     one said before; the citations left are renumbered in order of use. Code the model copied from the passages
     it was `given` (default: those it cites) stays as it is; code it wrote itself is left out (`copied_code`)."""
     passages = {c.n: c.quote for c in answer.citations}
-    code_sources = list(given) if given is not None else list(passages.values())
+    code_sources = flat_text(given if given is not None else passages.values())     # once, read for each block
     checks: list[SentenceCheck] = []
     seen: set[str] = set()
     parts, pos = [], 0
