@@ -54,21 +54,42 @@ def _answers(url: str) -> bool:
         return False
 
 
+# Gradio's words when the port it was given is taken: the port was free when free_port picked it, and
+# another process (a test server, an outgoing connection) took it before the app bound it
+_PORT_TAKEN = "Cannot find empty port"
+
+
 @contextmanager
-def app_process(work: Path, *, start_timeout: float = 120, stop_timeout: float = 15, **extra_env: str):
-    """Start the app, yield an AppProcess once it answers, stop it after. AppDidNotStart if it cannot."""
-    port = free_port()
+def app_process(work: Path, *, start_timeout: float = 120, stop_timeout: float = 15, attempts: int = 3,
+                first_port: int | None = None, **extra_env: str):
+    """Start the app, yield an AppProcess once it answers, stop it after. AppDidNotStart if it cannot.
+
+    A start that fails only because its port was taken in the meantime is tried again on another port
+    (`first_port` gives the first try's port, for the test of that)."""
     log_path = work / "app.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=work, env=app_env(work, port, **extra_env),
-                                stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + start_timeout
+    for attempt in range(1, attempts + 1):
+        port = first_port if attempt == 1 and first_port else free_port()
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=work,
+                                    env=app_env(work, port, **extra_env), stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + start_timeout
+        started = False
+        try:
+            while not (started := _answers(url)):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
+        except BaseException:
+            stop(proc, stop_timeout)
+            raise
+        if started:
+            break
+        stop(proc, stop_timeout)
+        output = log_path.read_text(errors="replace")
+        if _PORT_TAKEN not in output or attempt == attempts:
+            raise AppDidNotStart("the app did not start:\n" + output[-3000:])
     try:
-        while not _answers(url):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise AppDidNotStart("the app did not start:\n" + log_path.read_text(errors="replace")[-3000:])
-            time.sleep(0.5)
         yield AppProcess(url, proc, log_path, work / "data")
     finally:
         stop(proc, stop_timeout)
