@@ -455,13 +455,15 @@ def citation_place(chunk, quote: str) -> tuple:
 
 def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: int = 3,
                       min_relative: float = 0.6, budget: int = EXTRACTIVE_BUDGET_CHARS,
-                      lead_sentences: int = 0, worked_chars: int = 0, from_opening: bool = False) -> Answer:
+                      lead_sentences: int = 0, worked_chars: int = 0, from_opening: bool = False,
+                      from_first_step: bool = False) -> Answer:
     """The best unit as the short answer, then up to `max_quotes` supporting units nearly as good,
     none repeating another, each cited in order of appearance. `lead_sentences`: the sentences after the
     best unit shown with it (an explanation, a reason); code is shown under the sentence introducing it.
     `worked_chars`: each unit is shown with what follows it — an example's code and sentences whole
     (rag.worked) — about this long for the first, half of it for the others. `from_opening` (an example asked
-    for): the first is shown from where its worked example begins."""
+    for): the first is shown from where its worked example begins; `from_first_step` (a how-to): the first, when
+    a later numbered step, from its procedure's step 1."""
     chosen = _within_budget(answering_units(evidence, max_quotes=max_quotes, min_relative=min_relative), budget)
     numbers: dict[tuple, int] = {}
     citations: list[Citation] = []
@@ -483,13 +485,14 @@ def extractive_answer(question: str, evidence: list[Evidence], *, max_quotes: in
                 continue
             worked = worked_example(ev, worked_chars if i == 0 else worked_chars // 2, mark, lead_bold=i == 0,
                                     code_only=i > 0, shown=worked_shown, from_opening=from_opening and i == 0,
-                                    lead_context=i == 0, case_before=_case_before(ev, evidence) if i == 0 else None)
+                                    lead_context=i == 0, case_before=_case_before(ev, evidence) if i == 0 else None,
+                                    from_first_step=from_first_step)
             # a supporting quote grows only into code, or into the next sentence when that names the rest of what
             # is asked ("OL means … line power." then "If it says something else (like OB — on battery, …)")
             rest = _names_the_rest(question, ev, QUOTE_MAX_CHARS) if i and worked.quote == ev.unit.text else ""
-            if rest and worked.markdown == f"{ev.unit.text} {mark}":
+            if rest and worked.markdown == f"{ev.unit.text} {mark}" and not _already_said(rest, "\n\n".join(lines)):
                 worked = Worked(f"{ev.unit.text} {rest} {mark}", f"{ev.unit.text} {rest}")
-            grow_quote(citations[numbers[place] - 1], ev.unit.text, worked)
+            grow_quote(citations[numbers[place] - 1], ev.unit.text, worked, ev.hit.chunk)
             lines.append(worked.markdown)
             continue
         more = _continuation(ev, lead_sentences, budget // 2) if i == 0 and lead_sentences else \
@@ -790,14 +793,21 @@ _OPENING_MARK = re.compile(r"(\s*)\[(\d{1,6})\][ \t]+(?=\S)")
 def _without_bare_marks(prose: str) -> str:
     """Prose without a paragraph of citation marks only ("[3]", left when its sentences were dropped) and without the
     source label a small model opens a paragraph with ("[1] Tuples are … [1]", copying how the passages were shown
-    to it) when the paragraph cites that source again."""
+    to it) when the paragraph cites that source again; a label that is the paragraph's only mark of that source goes
+    after the paragraph's first sentence, where a citation stands."""
     out = []
     for paragraph in re.split(r"(\n[ \t]*\n)", prose):
         if paragraph.strip() and _MARKS_ONLY.fullmatch(paragraph):
             continue
         opening = _OPENING_MARK.match(paragraph)
-        if opening and f"[{opening.group(2)}]" in paragraph[opening.end():]:
-            paragraph = opening.group(1) + paragraph[opening.end():]
+        if opening:
+            mark, rest = f"[{opening.group(2)}]", paragraph[opening.end():]
+            first = answer_sentences(rest)[:1]
+            if mark in rest:
+                paragraph = opening.group(1) + rest
+            elif first and not CITATION_MARK.search(first[0]):     # its only citation: after the sentence it cites
+                at = rest.find(first[0]) + len(first[0])
+                paragraph = f"{opening.group(1)}{rest[:at]} {mark}{rest[at:]}"
         out.append(paragraph)
     return "".join(out)
 
@@ -836,10 +846,26 @@ def _without_closing_label(prose: str) -> str:
     return prose[:at].rstrip() + "\n\n" if at >= 0 else prose
 
 
+_MARK_WITH_SPACE = re.compile(r"[ \t]*\[\d{1,6}\]")
+
+
+def _other_backing(claim: str, passages: dict[int, str], cited: list[int], embedder, judge):
+    """(n, verdict) of the passage the sentence did not cite that backs it, if one does: a small model numbers its
+    sources wrongly ("过拟合是指…欠拟合是因为…" cited [1], the ridge-regression passage, where [2] says it nearly word for
+    word). The others are read by words and meaning first; only the closest is asked of the judge (a model call)."""
+    others = [(n, support_check(claim, text, embedder)) for n, text in passages.items() if n not in cited]
+    if not others:
+        return None
+    n, verdict = max(others, key=lambda t: (t[1].supported, t[1].score))
+    if judge is not None and (verdict.supported or verdict.reason == "unbacked"):
+        verdict = support_check(claim, passages[n], embedder, judge)
+    return (n, verdict) if verdict.supported else None
+
+
 def drop_unsupported(answer: Answer, embedder, judge=None, given: list[str] | None = None) -> list[SentenceCheck]:
     """Check every sentence of a composed answer against the passage(s) it cites (rag.support) and leave out
     each one they do not back, each uncited one marked ⚠ (attribute_uncited found no source for it) and each
-    one said before; the citations left are renumbered in order of use. Code the model copied from the passages
+    one said before; a sentence another of the passages backs is cited by that one instead; the citations left are renumbered in order of use. Code the model copied from the passages
     it was `given` (default: those it cites) stays as it is; code it wrote itself is left out (`copied_code`)."""
     passages = {c.n: c.quote for c in answer.citations}
     code_sources = flat_text(given if given is not None else passages.values())     # once, read for each block
@@ -854,6 +880,11 @@ def drop_unsupported(answer: Answer, embedder, judge=None, given: list[str] | No
             if cited:
                 best = max((support_check(claim, passages[n], embedder, judge) for n in cited),
                            key=lambda v: (v.supported, v.score))
+                backing = None if best.supported else _other_backing(claim, passages, cited, embedder, judge)
+                if backing is not None:     # the right sentence with the wrong number: cited by the passage saying it
+                    recited = f"{_MARK_WITH_SPACE.sub('', sentence).strip()} [{backing[0]}]"
+                    prose = prose.replace(sentence, recited, 1)
+                    sentence, cited, best = recited, [backing[0]], backing[1]
                 checks.append(SentenceCheck(claim, cited, best.supported, best.score))
                 keep = best.supported
             elif "⚠" in sentence or not claim:

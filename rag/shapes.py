@@ -34,6 +34,7 @@ class Shape:
     instruction_zh: str
     max_tokens: int             # a local model's longest answer
     worked_chars: int = 0       # each quote shown with what follows it in its section, about this long (rag.worked)
+    from_first_step: bool = False   # a lead that is a later numbered step is shown from step 1 (rag.worked)
 
     def instruction_for(self, zh: bool) -> str:
         return self.instruction_zh if zh else self.instruction
@@ -53,7 +54,7 @@ SHAPES: dict[str, Shape] = {
                  "用两三句话：先说原因，再解释。", 150, worked_chars=600),
     "howto": Shape("howto", 1100, 4, 2, "Give the steps in order, briefly. Do not copy long code: the book's code "
                    "is shown under your answer.", "简要地按顺序给出步骤。不要照抄长代码：书中的代码会显示在你的回答下面。",
-                   150, worked_chars=900),
+                   150, worked_chars=900, from_first_step=True),
     "example": Shape("example", 1100, 3, 1, "In two or three sentences, say what the sources' example shows: the "
                      "example itself is shown under your answer.", "用两三句话说明来源中的例子说明了什么：例子本身会显示在"
                      "你的回答下面。", 150, worked_chars=900),
@@ -176,7 +177,7 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
             mark = cites.mark(ev.hit, ev.unit.text, ev.score)
             shown = worked_example(ev, BOTH_SIDES_CHARS_FACTOR * side_chars, mark, shown=used_units, lead_context=True,
                                    compared=True)
-            grow_quote(next(c for c in cites.items if f"[{c.n}]" == mark), ev.unit.text, shown)
+            grow_quote(next(c for c in cites.items if f"[{c.n}]" == mark), ev.unit.text, shown, ev.hit.chunk)
             lines.append(shown.markdown)
             lead_said = _flat(shown.quote)
         else:
@@ -236,7 +237,7 @@ def compare_answer(question: str, sides: tuple[str, ...], side_evidence: tuple[l
             others = tuple(side for side in sides if side not in names)
             shown = worked_example(ev, side_chars, mark, lead_bold=False, shown=used_units, others=others,
                                    compared=True, entry_of=tuple(names))
-            grow_quote(next(c for c in cites.items if f"[{c.n}]" == mark), ev.unit.text, shown)
+            grow_quote(next(c for c in cites.items if f"[{c.n}]" == mark), ev.unit.text, shown, ev.hit.chunk)
             said.append((len(lines), list(names), _flat(shown.quote)))
             lines.append(label + ("\n\n" if shown.markdown.startswith("```") else "") + shown.markdown)
             continue

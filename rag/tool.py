@@ -748,7 +748,7 @@ class RAGTool:
                                          for side in sides.each))
         shape = shape_of(plan.kind)
         if shape.worked_chars and evidence:      # an example goes on past its chunk: read it to the end
-            evidence = self._widened(evidence)
+            evidence = self._widened(evidence, first_steps=shape.from_first_step)
         if strength < self.settings.answer_min_support and plan.scope is not None and plan.request.topic and \
                 not plan.request.number and not shown_early:
             # a section named by its subject is a guess at where to look ("typing them into the data section" is
@@ -788,17 +788,20 @@ class RAGTool:
                                     side_chars=shape.worked_chars)
         if answer is None and len(parts) > 1:   # each part's best unit, however its score compares, then the rest
             answer = extractive_answer(question, evidence, max_quotes=max(len(parts), shape.max_quotes),
-                                       min_relative=0.0, budget=shape.budget, worked_chars=shape.worked_chars)
+                                       min_relative=0.0, budget=shape.budget, worked_chars=shape.worked_chars,
+                                       from_first_step=shape.from_first_step)
         if answer is None:
             answer = extractive_answer(question, evidence, max_quotes=shape.max_quotes, budget=shape.budget,
                                        lead_sentences=shape.lead_sentences, worked_chars=shape.worked_chars,
-                                       from_opening=shape.kind == "example")
+                                       from_opening=shape.kind == "example", from_first_step=shape.from_first_step)
         return answer
 
-    def _widened(self, evidence: list[Evidence], chunks: int = 6) -> list[Evidence]:
+    def _widened(self, evidence: list[Evidence], chunks: int = 6, first_steps: bool = False) -> list[Evidence]:
         """The evidence of the best `chunks` chunks read on to their section's end (rag.worked), from the
-        document outlines' cached chunk lists."""
-        return widened(evidence, lambda doc_id: self.document_outline(doc_id).chunks, chunks_widened=chunks)
+        document outlines' cached chunk lists; with `first_steps`, a later numbered step's chunk begun where its
+        step 1 is."""
+        return widened(evidence, lambda doc_id: self.document_outline(doc_id).chunks, chunks_widened=chunks,
+                       first_steps=first_steps)
 
     def _translation(self, question: str, plan: QuestionPlan, *, anywhere: bool = False,
                      unknown: list[str] = ()) -> str | None:
@@ -1175,7 +1178,8 @@ class RAGTool:
             yield "\n\n"
         answer = book or extractive_answer(question, evidence, max_quotes=shape.max_quotes, budget=shape.budget,
                                            lead_sentences=shape.lead_sentences, worked_chars=shape.worked_chars,
-                                           from_opening=shape.kind == "example")
+                                           from_opening=shape.kind == "example",
+                                           from_first_step=shape.from_first_step)
         if translate:
             self._in_readers_language(question, answer)
         yield answer.text

@@ -100,17 +100,30 @@ def refers_back(sentence: str) -> bool:
     return sentence.lstrip().lower().startswith(BACK_REFERENCES)
 
 
-def preceded(chunk: Chunk, chunks: list[Chunk]) -> tuple[Chunk, int]:
-    """`chunk` with the chunk before it in the same section joined in front (their overlap once), and how far
-    the chunk's own text moved (its units' offsets grow by that). The chunk keeps its id; its first page and
-    page map grow backwards. (chunk, 0) when there is no such chunk or the two do not line up."""
+def preceded(chunk: Chunk, chunks: list[Chunk], back: int = 1) -> tuple[Chunk, int]:
+    """`chunk` with the `back` chunks before it in the same section joined in front (their overlaps once), and how
+    far the chunk's own text moved (its units' offsets grow by that). The chunk keeps its id; its first page and
+    page map grow backwards. Joining stops at the section's start or where two chunks do not line up; (chunk, 0)
+    when nothing was joined."""
     at = next((i for i, c in enumerate(chunks) if c.chunk_id == chunk.chunk_id), None)
-    if not at or chunks[at - 1].heading_path != chunk.heading_path:
-        return chunk, 0
-    prev = chunks[at - 1]
+    joined, moved = chunk, 0
+    for prev in reversed(chunks[max(0, at - back):at] if at else []):
+        if prev.heading_path != chunk.heading_path:
+            break
+        step = _joined_after(prev, joined)
+        if step is None:
+            break
+        joined, shift = step
+        moved += shift
+    return joined, moved
+
+
+def _joined_after(prev: Chunk, chunk: Chunk) -> tuple[Chunk, int] | None:
+    """`prev` and `chunk` as one chunk with `chunk`'s id, and how far `chunk`'s text moved; None when they do not
+    line up."""
     skip = _overlap(prev.text, chunk, prev.char_end)
     if skip is None:
-        return chunk, 0
+        return None
     sep = "" if skip else "\n\n"
     shift = len(prev.text) + len(sep) - skip
     breaks = list(prev.page_breaks) or ([(0, prev.page_start)] if prev.page_start is not None else [])
@@ -139,17 +152,20 @@ def _needs_code_before(ev: Evidence) -> bool:
     return not any(u.kind == "code" and not _is_session(u) for u in _units_before(ev))
 
 
-def widened(evidence: list[Evidence], chunks_of, *, chunks_widened: int = 6) -> list[Evidence]:
+def widened(evidence: list[Evidence], chunks_of, *, chunks_widened: int = 6,
+            first_steps: bool = False) -> list[Evidence]:
     """The evidence with the hits of its best `chunks_widened` chunks continued to their section's end (or
     CONTINUED_CHARS more) and, when a sentence of it points back at code the chunk before holds (`refers_back`),
-    begun with that chunk; `chunks_of(doc_id)` lists a document's chunks in order."""
+    begun with that chunk; `chunks_of(doc_id)` lists a document's chunks in order. With `first_steps` (a how-to), a
+    later numbered step's chunk is begun where its procedure's step 1 is (`_with_first_step`)."""
     wide: dict[str, tuple[SearchHit, int]] = {}
     out = []
     for ev in evidence:
         cid = ev.hit.chunk.chunk_id
         if cid not in wide and len(wide) < chunks_widened:
             chunks = chunks_of(ev.hit.chunk.doc_id)
-            chunk, shift = preceded(ev.hit.chunk, chunks) if _needs_code_before(ev) else (ev.hit.chunk, 0)
+            chunk, shift = preceded(ev.hit.chunk, chunks) if _needs_code_before(ev) else \
+                _with_first_step(ev, chunks) if first_steps and is_later_step(ev) else (ev.hit.chunk, 0)
             chunk = continued(chunk, chunks)     # a joined chunk keeps its id and ends as its own text did
             wide[cid] = (dataclasses.replace(ev.hit, chunk=chunk), shift)
         if cid in wide:
@@ -161,6 +177,19 @@ def widened(evidence: list[Evidence], chunks_of, *, chunks_widened: int = 6) -> 
         else:
             out.append(ev)
     return out
+
+
+def _with_first_step(ev: Evidence, chunks: list[Chunk]) -> tuple[Chunk, int]:
+    """A later numbered step's chunk joined with as few chunks before it as bring its procedure's step 1 in
+    (`numbered_opening`), up to NUMBERED_CHUNKS_BACK; its own chunk when step 1 is in it or not within reach."""
+    for back in range(0, NUMBERED_CHUNKS_BACK + 1):
+        chunk, shift = preceded(ev.hit.chunk, chunks, back) if back else (ev.hit.chunk, 0)
+        if back and not shift:
+            break                       # nothing more joins: the section's start, or chunks that do not line up
+        moved = dataclasses.replace(ev.unit, start=ev.unit.start + shift, end=ev.unit.end + shift)
+        if numbered_opening(dataclasses.replace(ev, hit=dataclasses.replace(ev.hit, chunk=chunk), unit=moved)):
+            return (chunk, shift) if back else (ev.hit.chunk, 0)
+    return ev.hit.chunk, 0
 
 
 def _finished(unit: Unit, chunk: Chunk) -> Unit:
@@ -264,18 +293,26 @@ def _with_program(earlier: list[Unit], code: Unit) -> list[Unit]:
     return []
 
 
-def grow_quote(cited, unit_text: str, worked: "Worked") -> None:
+def grow_quote(cited, unit_text: str, worked: "Worked", chunk: Chunk | None = None) -> None:
     """The citation's quote, which ends with the unit, grows into the example the unit begins: the quote a
-    citation highlights is what the answer shows of it."""
+    citation highlights is what the answer shows of it. With the `chunk` shown, its pages grow with it too (a
+    procedure from its step 1 on page 17 to its step 8 on page 18 cites both)."""
     if cited.quote.endswith(unit_text):
         cited.quote = cited.quote[:len(cited.quote) - len(unit_text)] + worked.quote
+    if chunk is None or worked.span is None or cited.page_start is None:
+        return
+    page_start, page_end = chunk.pages_of_span(*worked.span)
+    if page_start is not None:
+        cited.page_start, cited.page_end = min(cited.page_start, page_start), max(cited.page_end, page_end)
 
 
 @dataclasses.dataclass(frozen=True)
 class Worked:
-    """An example as the answer shows it: its units in order, as Markdown, and as one quote to cite."""
+    """An example as the answer shows it: its units in order, as Markdown, and as one quote to cite; `span`: where
+    its units stand in the chunk's text (start of the first, end of the last)."""
     markdown: str
     quote: str
+    span: tuple[int, int] | None = None
 
 
 # A sentence that says a worked example begins: "我们举个例子。", "以西瓜数据集为例，", "For example, suppose …"
@@ -341,6 +378,63 @@ def steps_opening(ev: Evidence) -> list[Unit]:
     if ev.unit.kind != "sentence" or not _LATER_STEP.search(ev.unit.text) or _FIRST_STEP.search(ev.unit.text):
         return []
     return _back_to(ev, _FIRST_STEP, STEPS_REACH_CHARS, sentences_only=False)    # the steps' commands come along
+
+
+# A numbered step ("7. 除 sample2e.tex 外…", "3) Run make", "（2）…") is one of a procedure the book numbers. A how-to's
+# lead that is a later step is shown from the procedure's first step ("1. 首先确认你可以执行 tex 程序："), when that is
+# near before it in its section: u7z-015's eight steps of testing an installation had been shown 7, 8, 5, 6, 2, 3.
+_NUMBERED_STEP = re.compile(r"^\s*(?:(\d{1,2})[.)、．]|[（(](\d{1,2})[）)])\s*(?=\S|$)")
+NUMBERED_REACH_CHARS = 2400    # how far back in its section a later step may look for the first
+NUMBERED_CHUNKS_BACK = 3       # chunks joined before a later step's to reach it (widened)
+
+
+def step_number(unit: Unit) -> tuple[int, str] | None:
+    """A numbered item's number and its marker's style ("#.", "(#)"), the item's text or its number alone (an
+    English "2. Open the file." is split into "2." and its sentence); None for any other unit."""
+    m = _NUMBERED_STEP.match(unit.text) if unit.kind == "sentence" else None
+    if not m:
+        return None
+    return int(m.group(1) or m.group(2)), re.sub(r"\d+", "#", m.group().strip())
+
+
+def _lead_step(ev: Evidence) -> tuple[tuple[int, str] | None, list[Unit]]:
+    """The lead's step number (its own, or that of the number alone right before it) and the units before it from
+    which to look for step 1 (without that number)."""
+    before = units_before(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)
+    number = step_number(ev.unit)
+    if number is None and before and not _NUMBERED_STEP.sub("", before[-1].text).strip():
+        number, before = step_number(before[-1]), before[:-1]
+    return number, before
+
+
+def is_later_step(ev: Evidence) -> bool:
+    number = _lead_step(ev)[0]
+    return number is not None and number[0] >= 2
+
+
+def numbered_opening(ev: Evidence) -> list[Unit]:
+    """For a later numbered step, the units from its procedure's step 1 up to it: walking back, each item of its
+    marker's style numbered below the one after it, within NUMBERED_REACH_CHARS; none when the walk meets an
+    exercise, an item out of order (another list) or the section's start first."""
+    number, before = _lead_step(ev)
+    if number is None or number[0] < 2:
+        return []
+    expected, style = number
+    reach = 0
+    for k in range(len(before) - 1, -1, -1):
+        reach += len(before[k].text)
+        if reach > NUMBERED_REACH_CHARS or is_exercise(before[k].text):
+            return []
+        item = step_number(before[k])
+        if item is None or item[1] != style:
+            continue
+        if item[0] >= expected:
+            return []
+        expected = item[0]
+        if expected == 1:
+            shown = units_before(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)
+            return shown[k:]            # with the lead's own number alone, if it had one
+    return []
 
 
 # A line pointing to other pages ("References: upsmon(8), upsmon.conf(5)", "See also: …", "参见：…") ends an
@@ -447,7 +541,8 @@ def steps_before(first: Unit, ev: Evidence) -> list[Unit]:
 def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = True, code_only: bool = False,
                    shown: set[tuple[str, int]] | None = None, from_opening: bool = False,
                    others: tuple[str, ...] = (), lead_context: bool = False, compared: bool = False,
-                   entry_of: tuple[str, ...] = (), case_before: Unit | None = None) -> Worked:
+                   entry_of: tuple[str, ...] = (), case_before: Unit | None = None,
+                   from_first_step: bool = False) -> Worked:
     """The unit with what follows it in its section — sentences and code blocks whole — until about `limit`
     characters are shown (past it only to reach the example's first code, up to twice it; a code block begun
     inside the limit is shown whole); a code unit with the sentence introducing it above, a sentence with the
@@ -481,8 +576,10 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     # what the lead needs before it: the first of its steps, else the sentence it points back at, else its paragraph;
     # and before all that, the steps it goes on from
     context: list[Unit] = []
+    numbered = numbered_opening(ev) if lead_context and from_first_step and not any(before) else []
     if lead_context and not any(before):
-        context = steps_opening(ev) or [u for u in (antecedent(ev), case_before) if u][:1] or paragraph_before(ev)
+        context = numbered or steps_opening(ev) or [u for u in (antecedent(ev), case_before) if u][:1] \
+            or paragraph_before(ev)
         context = steps_before(context[0] if context else ev.unit, ev) + context
     if context:
         before = context
@@ -493,7 +590,7 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     text = ev.hit.chunk.text
     in_entry = any(in_entry_of(text, ev.unit.start, name) for name in entry_of)
     end = ev.unit.end
-    steps_announced = not code_only and any(announces_steps(u) for u in units)
+    steps_announced = bool(numbered) or not code_only and any(announces_steps(u) for u in units)
     for unit in _code_joined(units_after(ev.unit, text, ev.hit.chunk.context_prefix), text):
         # an explanation or example ends where the book's exercises begin
         if is_instruction(unit.text) or (cid, unit.start) in shown or is_exercise(unit.text) or \
@@ -527,7 +624,8 @@ def worked_example(ev: Evidence, limit: int, mark: str, *, lead_bold: bool = Tru
     # what comes before a sentence lead (its context, the code it follows) leaves the lead (the last unit before
     # `head`) in bold; a code lead's introduction, an example's opening, is the one in bold
     bold_at = head - 1 if context or (code_before and ev.unit.kind == "sentence") else 0
-    return Worked(_markdown(units, mark, lead_bold, bold_at=bold_at), " ".join(u.text for u in units))
+    return Worked(_markdown(units, mark, lead_bold, bold_at=bold_at), " ".join(u.text for u in units),
+                  (min(u.start for u in units), max(u.end for u in units)))
 
 
 def opens_with(text: str, names: tuple[str, ...]) -> bool:

@@ -860,8 +860,8 @@ def test_a_sentence_repeated_after_a_line_without_a_full_stop_is_said_once(libra
 
 def test_a_paragraph_left_with_marks_only_goes_and_a_copied_source_label_is_not_kept(library):
     """The local model opens paragraphs with its sources' labels ("[1] … [1]", "[3] …"); a paragraph whose sentences
-    were all left out leaves "[3]" alone. Neither is shown; a mark that is the paragraph's only citation stays, and
-    code the model copied ("[1] 8" printed by R) is left as it is."""
+    were all left out leaves "[3]" alone. Neither is shown; a mark that is the paragraph's only citation stays, after
+    the sentence it opens (where a citation stands), and code the model copied ("[1] 8" printed by R) is left as it is."""
     from rag.answer import drop_unsupported
     from rag.types import Answer
     passages = {**TWO_PASSAGES, 3: "The length of a vector: > length(x)\n[1] 8"}
@@ -872,8 +872,32 @@ def test_a_paragraph_left_with_marks_only_goes_and_a_copied_source_label_is_not_
     paragraphs = answer.text.split("\n\n")
     assert paragraphs[0] == "Tuples are immutable sequences of values. [1]", answer.text
     assert "Recursion was invented" not in answer.text and not any(p.strip() == "[2]" for p in paragraphs)
-    assert "[2] A recursive function calls itself." in answer.text, answer.text      # its only citation stays
+    assert "A recursive function calls itself. [2]" in answer.text, answer.text    # its only citation, after it
     assert "```\n> length(x)\n[1] 8\n```" in answer.text
+
+
+def test_a_sentence_cited_by_the_wrong_number_is_cited_by_the_passage_that_says_it(library):
+    """The 0.5B model wrote the pumpkin book's sentence on over- and underfitting and cited [1], the ridge-regression
+    passage, where [2] says it. A sentence another given passage backs keeps its place with that passage's number;
+    one no passage backs is still left out."""
+    from rag.answer import drop_unsupported
+    from rag.types import Answer
+    passages = {1: "此式为加入了 L2 正规化项的优化目标，也叫“岭回归”，引入正规化项的目的是为了防止 w 的分量过大而导致过拟合的风险。",
+                2: "过拟合是由于模型的学习能力相对于数据来说过于强大，反过来说，欠拟合是因为模型的学习能力相对于数据来说过于低下。",
+                3: "A function that calls itself is recursive."}
+    answer = Answer("q", "过拟合是由于模型的学习能力相对于数据来说过于强大，欠拟合是因为模型的学习能力过于低下。[1] "
+                         "引入正规化项是为了防止过拟合的风险。[1]\n\nA function that calls itself is recursive [1]. "
+                         "Recursion was invented in 1492 by sailors [1].", _citations(passages), "llm")
+    checks = drop_unsupported(answer, library.embedder)
+    quote_of = {c.n: c.quote for c in answer.citations}
+    first, _, rest = answer.text.partition("\n\n")
+    cited_first = [int(n) for n in re.findall(r"\[(\d)\]", first)]
+    assert "过于低下。" in first and "学习能力" in quote_of[cited_first[0]], answer.text
+    assert "岭回归" in quote_of[cited_first[1]]                   # rightly cited: unchanged
+    assert rest.startswith("A function that calls itself is recursive. ["), answer.text
+    assert "recursive" in quote_of[int(rest.split("[")[1][0])]
+    assert "1492" not in answer.text
+    assert [c.supported for c in checks] == [True, True, True, False]
 
 
 def test_code_the_model_wrote_itself_is_left_out_and_code_it_copied_stays(library):

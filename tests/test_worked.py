@@ -728,3 +728,68 @@ def test_a_lead_telling_what_a_command_returns_is_shown_after_the_step_giving_it
     plain = next(u for u in split_units(prose.chunk.text) if u.text.startswith("如果返回"))
     assert extractive_answer("敲 tex 就 command not found 怎么办？", [Evidence(1, prose, plain, 0.9, 0.9, None)],
                              worked_chars=600).text.startswith("**如果返回")
+
+
+# A numbered procedure over two pages and several chunks: each step an instruction, its command, what it prints.
+STEPS_PAGES = [
+    "# 安装指南\n\n## 3.5 测试安装是否成功\n\n安装完成后，可以按下面的步骤测试。\n\n"
+    + "".join(f"{n}. 第 {n} 步：运行第 {n} 个测试命令：\n\n```\n> test{n} sample.tex\n```\n\n"
+              f"命令会打印第 {n} 个测试的结果，其中包括版本号、搜索路径和输出文件的名字，用来确认这一步没有出错。\n\n"
+              for n in range(1, 5)),
+    "".join(f"{n}. 第 {n} 步：运行第 {n} 个测试命令：\n\n```\n> test{n} sample.tex\n```\n\n"
+            f"命令会打印第 {n} 个测试的结果，其中包括版本号、搜索路径和输出文件的名字，用来确认这一步没有出错。\n\n"
+            for n in range(5, 8)),
+]
+
+
+def test_a_later_numbered_step_leading_a_howto_is_shown_from_step_one_in_order():
+    """u7z-015 ("测试安装那部分…的步骤能说下吗？") matched step 7 best, then 8, then 5: the eight steps had been shown 7, 8,
+    5, 6, 2, 3, each from its own chunk. The lead's chunk is joined with those before it in its section until step 1
+    is in (rag.worked.widened), the procedure is shown from step 1 in the book's order, and the citation covers both
+    pages. Only for a how-to (Shape.from_first_step): a "why" led by remark 4) of a tutorial's numbered remarks
+    (u5e-016) is not shown from remark 1)."""
+    from rag.answer import extractive_answer
+    from rag.evidence import Evidence, split_units
+    from rag.types import SearchHit
+    from rag.worked import widened
+    chunks = chunk_document(paged_document(STEPS_PAGES), "d", size=120, overlap=20)
+    last = chunks[-1]
+    assert len(chunks) >= 3 and "1. 第 1 步" not in last.text
+    seventh = next(u for u in split_units(last.text, last.context_prefix) if u.text.startswith("7."))
+    hit = SearchHit(chunk=last, doc_name="guide.pdf", doc_title="guide", score=1.0, rank=1)
+    evidence = widened([Evidence(1, hit, seventh, 0.9, 0.9, None)], lambda doc_id: chunks, first_steps=True)
+    answer = extractive_answer("测试安装的步骤能说下吗？", evidence, worked_chars=1100, from_first_step=True)
+    text = answer.text
+    at = [text.find(f"{n}. 第 {n} 步") for n in range(1, 8)]
+    assert all(a >= 0 for a in at) and at == sorted(at), text
+    assert text.count("7. 第 7 步") == 1 and "> test1 sample.tex" in text
+    assert (answer.citations[0].page_start, answer.citations[0].page_end) == (1, 2)
+    unwidened = extractive_answer("为什么要运行第 7 个测试？", widened([Evidence(1, hit, seventh, 0.9, 0.9, None)],
+                                                                 lambda doc_id: chunks), worked_chars=1100)
+    assert "1. 第 1 步" not in unwidened.text and "7. 第 7 步" in unwidened.text
+
+
+def test_a_numbered_step_is_shown_from_itself_without_its_step_one_near_before_it():
+    """Only a procedure's own step 1 begins it: an item after a list of another style ("（1）") or numbered out of order
+    (a second list) is shown from itself, as is one whose step 1 is further back than NUMBERED_REACH_CHARS."""
+    from rag.evidence import Evidence, split_units
+    from rag.worked import NUMBERED_REACH_CHARS, numbered_opening, step_number
+    assert step_number(split_units("（2）打开文件。")[0]) == (2, "（#）")
+    assert step_number(split_units("2. Open the file.")[0]) == (2, "#.")
+    assert step_number(split_units("2020. A year.")[0]) is None
+
+    def opening(text: str) -> list[str]:
+        hit = section_hit("c1", text, heading="步骤")
+        unit = next(u for u in split_units(text) if u.text.startswith("3."))
+        return [u.text for u in numbered_opening(Evidence(1, hit, unit, 0.9, 0.9, None))]
+
+    assert opening("1. 打开文件。\n\n2. 写入内容。\n\n3. 关闭文件。") == ["1. 打开文件。", "2. 写入内容。"]
+    assert opening("（1）打开文件。\n\n（2）写入内容。\n\n3. 关闭文件。") == []          # another list's style
+    assert opening("1. 准备。\n\n5. 另一个列表。\n\n3. 关闭文件。") == []                # out of order
+    english = "1. Open the file.\n\n2. Write the lines.\n\n3. Close the file."     # "3." is split from its sentence
+    hit = section_hit("c2", english, heading="Steps")
+    close = next(u for u in split_units(english) if u.text.startswith("Close"))
+    assert [u.text for u in numbered_opening(Evidence(1, hit, close, 0.9, 0.9, None))] == \
+        ["1.", "Open the file.", "2.", "Write the lines.", "3."]
+    far = "。".join("这一段说明很长的背景知识" for _ in range(NUMBERED_REACH_CHARS // 12)) + "。"
+    assert opening(f"1. 打开文件。\n\n{far}\n\n2. 写入内容。\n\n3. 关闭文件。") == []
