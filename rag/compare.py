@@ -124,6 +124,36 @@ def comparison_sides(question: str) -> tuple[str, ...] | None:
     return found[0] if found else None
 
 
+# A side that is a clause, not a thing: "what exit code do i get when a command isnt found vs when it exists but isnt
+# executable?" sets two situations against each other, each an ask of its own (rag.parts splits them), not two
+# things whose passages are found by their names. Data, tested in tests/test_kinds_and_scope.py.
+CLAUSE_OPENERS = ("what", "which", "how", "when", "where", "why", "who", "whether", "if", "什么时候", "如果", "当")
+_CLAUSE_SIDE = re.compile("^(?:" + "|".join(rf"{w}\b" if w.isascii() else w for w in CLAUSE_OPENERS) + ")",
+                          re.IGNORECASE)
+
+
+def compares_clauses(sides: tuple[str, ...]) -> bool:
+    """Whether a side of the comparison is a clause (opens with a question word or "when"/"if"), not a thing."""
+    return any(_CLAUSE_SIDE.match(side) for side in sides)
+
+
+_BRACKETS = {"(": ")", "（": "）", "[": "]", "{": "}"}
+
+
+def _unbalanced(side: str) -> bool:
+    """Whether a side opens a bracket it does not close, or closes one it did not open."""
+    depth = {o: 0 for o in _BRACKETS}
+    for ch in side:
+        if ch in _BRACKETS:
+            depth[ch] += 1
+        for opening, closing in _BRACKETS.items():
+            if ch == closing:
+                depth[opening] -= 1
+                if depth[opening] < 0:
+                    return True
+    return any(depth.values())
+
+
 def asks_what_each_is(question: str) -> bool:
     """Whether the question asks what each of the things it names is ("what are contexts and engravers?"), rather
     than how they differ: its sides (comparison_sides) are explained each, not compared."""
@@ -144,6 +174,8 @@ def _comparison(question: str) -> tuple[tuple[str, ...], re.Match] | None:
         sides = _one_named(_without_shared_modifier(sides))
         if pattern in EACH_PATTERNS and any(side.split()[0].lower() in ASPECT_WORDS for side in sides if side):
             continue
+        if any(_unbalanced(side) for side in sides):
+            continue        # "a file (pdf or postscript) instead of …": an aside's "or" inside brackets joins no sides
         if len(sides) >= 2 and len({s.lower() for s in sides}) == len(sides) and all(listed):
             field = _FIELD_BEFORE.search(question[:m.start("a")])
             if field and not any(":" in side for side in sides):

@@ -48,6 +48,7 @@ PART_BREAKS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
     rf",?\s+and\s+(?={_ASK_EN})",                          # "…, and which docket number should I quote?"
     rf"[;；]\s*(?=(?:and\s+)?{_ASK_EN})",
     r"(?<=[?？])\s+(?=\S)",                                # two questions in one message
+    r"\s+(?:vs\.?|versus)\s+(?=(?:when|if|where|how|what|which|why|whether)\b)",   # "…isnt found vs when it exists …"
     rf"[，,；;]\s*(?:以及|还有|并且|而且|另外|同时|那么)?(?=[^，,。；;]*?(?:{_ASK_ZH}))",
 )]
 MIN_PART_TERMS = 2          # a later part must name this many content words to be searched on its own

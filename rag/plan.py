@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.text import detect_language, search_tokens
-from rag.compare import asks_what_each_is, comparison_sides
+from rag.compare import asks_what_each_is, comparison_sides, compares_clauses
 from rag.kinds import classify_kind
 from rag.listing import listed_section
 from rag.outline import Outline, heading_text
@@ -52,6 +52,12 @@ def plan_question(question: str, outlines: dict[str, Outline], names: dict[str, 
     decision = _asked_of_the_scope(asked, request)
     kind = decision.kind
     sides = comparison_sides(question) if kind == "compare" or decision.scores.get("compare", 0) >= 0.2 else None
+    if sides and compares_clauses(sides):
+        # two situations set against each other are two asks, answered part by part (rag.parts), as what the
+        # question asks of each: "what exit code … when a command isnt found vs when it exists but …" looks up
+        sides = None
+        if kind == "compare":
+            kind = max((k for k in decision.scores if k != "compare"), key=decision.scores.get, default="lookup")
     if sides and asks_what_each_is(question):
         kind = "explain"          # "what are contexts and engravers?": each found on its own, each explained
     elif sides and kind not in ("compare", "why", "howto"):

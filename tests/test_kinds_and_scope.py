@@ -253,6 +253,10 @@ def test_an_appendix_is_found_by_its_letter_in_either_language():
      ["how do i find which package a file came from",
       "how do i get that file back out of the .deb without installing it?"]),
     ("如何找到文件来自哪个包，并且从.deb中提取该文件而不安装它？", ["如何找到文件来自哪个包", "如何从.deb中提取该文件而不安装它？"]),
+    # two situations set against each other are two asks (u4e-001)
+    ("what exit code do i get when a command isnt found vs when it exists but isnt executable? and whats the max "
+     "exit status", ["what exit code do i get when a command isnt found", "when it exists but isnt executable?",
+                     "and whats the max exit status"]),
 ])
 def test_a_question_asking_two_things_is_cut_into_its_asks(question, parts):
     from rag.parts import question_parts
@@ -277,6 +281,23 @@ def test_a_question_asking_two_things_is_cut_into_its_asks(question, parts):
 def test_a_question_asking_one_thing_stays_whole(question):
     from rag.parts import question_parts
     assert question_parts(question) == [question]
+
+
+def test_situations_set_against_each_other_are_asks_not_sides_and_an_aside_joins_no_sides():
+    """"…when a command isnt found vs when it exists but isnt executable?" compares two situations: no comparison of
+    things whose passages are found by their names, but asks answered part by part, as what each asks (a lookup).
+    "a file (pdf or postscript)" names no sides: the "or" is inside an aside's brackets."""
+    from rag.compare import CLAUSE_OPENERS, comparison_sides, compares_clauses
+    from rag.plan import plan_question
+    q = "what exit code do i get when a command isnt found vs when it exists but isnt executable?"
+    assert compares_clauses(comparison_sides(q))
+    plan = plan_question(q, {}, {}, {}, [])
+    assert plan.sides is None and plan.kind != "compare"
+    assert plan_question("list vs tuple: when should I use which?", {}, {}, {}, []).sides == ("list", "tuple")
+    assert comparison_sides("how do i save a plot into a file (pdf or postscript) instead of showing it?") is None
+    assert comparison_sides("what is the difference between f(x) and g(x)?") == ("f(x)", "g(x)")
+    assert comparison_sides("[[ ]] vs [ ]") == ("[[ ]]", "[ ]")
+    assert "when" in CLAUSE_OPENERS and "如果" in CLAUSE_OPENERS
 
 
 def test_a_part_that_names_little_is_searched_with_the_first_parts_words():
