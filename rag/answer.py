@@ -792,24 +792,29 @@ _OPENING_MARK = re.compile(r"(\s*)\[(\d{1,6})\][ \t]+(?=\S)")
 
 def _without_bare_marks(prose: str) -> str:
     """Prose without a paragraph of citation marks only ("[3]", left when its sentences were dropped) and without the
-    source label a small model opens a paragraph with ("[1] Tuples are … [1]", copying how the passages were shown
-    to it) when the paragraph cites that source again; a label that is the paragraph's only mark of that source goes
-    after the paragraph's first sentence, where a citation stands."""
+    source label a small model opens a paragraph or a line with ("[1] Tuples are … [1]", copying how the passages were
+    shown to it) when the line cites that source again; a label that is the line's only mark of that source goes
+    after the line's first sentence, where a citation stands."""
     out = []
     for paragraph in re.split(r"(\n[ \t]*\n)", prose):
         if paragraph.strip() and _MARKS_ONLY.fullmatch(paragraph):
             continue
-        opening = _OPENING_MARK.match(paragraph)
-        if opening:
-            mark, rest = f"[{opening.group(2)}]", paragraph[opening.end():]
-            first = answer_sentences(rest)[:1]
-            if mark in rest:
-                paragraph = opening.group(1) + rest
-            elif first and not CITATION_MARK.search(first[0]):     # its only citation: after the sentence it cites
-                at = rest.find(first[0]) + len(first[0])
-                paragraph = f"{opening.group(1)}{rest[:at]} {mark}{rest[at:]}"
-        out.append(paragraph)
+        out.append("\n".join(_without_opening_label(line) for line in paragraph.split("\n")))
     return "".join(out)
+
+
+def _without_opening_label(line: str) -> str:
+    opening = _OPENING_MARK.match(line)
+    if not opening:
+        return line
+    mark, rest = f"[{opening.group(2)}]", line[opening.end():]
+    first = answer_sentences(rest)[:1]
+    if mark in rest:
+        return opening.group(1) + rest
+    if first and not CITATION_MARK.search(first[0]):       # its only citation: after the sentence it cites
+        at = rest.find(first[0]) + len(first[0])
+        return f"{opening.group(1)}{rest[:at]} {mark}{rest[at:]}"
+    return line
 
 
 # A model's code block is shown only when it is the book's: this share of its lines (those with three letters or

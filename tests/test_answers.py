@@ -873,6 +873,11 @@ def test_a_paragraph_left_with_marks_only_goes_and_a_copied_source_label_is_not_
     assert paragraphs[0] == "Tuples are immutable sequences of values. [1]", answer.text
     assert "Recursion was invented" not in answer.text and not any(p.strip() == "[2]" for p in paragraphs)
     assert "A recursive function calls itself. [2]" in answer.text, answer.text    # its only citation, after it
+    lines = Answer("q", "[1] Tuples are immutable sequences of values.\n[2] A recursive function calls itself. "
+                        "It calls itself on a smaller case. [2]", _citations(TWO_PASSAGES), "llm")
+    drop_unsupported(lines, library.embedder)      # the labels open lines of one paragraph (u5z-022)
+    assert lines.text.startswith("Tuples are immutable sequences of values. [1]\nA recursive"), lines.text
+    assert "\n[2]" not in lines.text
     assert "```\n> length(x)\n[1] 8\n```" in answer.text
 
 
