@@ -555,7 +555,7 @@ def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, budget: in
     # code exactly (a small model's own code block is often a garbled copy: "fibonacci n 4 fibonacci n 3 …")
     worked = (evidence[0].hit.chunk.chunk_id, evidence[0].unit.start) \
         if worked_chars and not _copies_code(answer.text, evidence[0], worked_chars) else None
-    for k, ev in enumerate(answering_units(evidence)):
+    for ev in answering_units(evidence):
         if (ev.hit.chunk.chunk_id, ev.unit.start) == worked:
             quotes.append((ev, ""))
             continue
@@ -565,9 +565,10 @@ def add_supporting_quote(answer: Answer, evidence: list[Evidence], *, budget: in
         if _already_said(f"{_with_example(ev, QUOTE_MAX_CHARS)} {goes_on}", said):
             continue
         size = len(_shown(ev.unit, QUOTE_MAX_CHARS)) + len(goes_on)
-        # the best unit is shown whatever the model's answer took of the budget: a long answer about the wrong
-        # passages ("~/.bashrc" for a login shell) had left no room for "it looks for ~/.bash_profile, … in that order"
-        if used + size > budget and k > 0:
+        # the best unit not said yet is shown whatever the model's answer took of the budget: a long answer about the
+        # wrong passages ("~/.bashrc" for a login shell) had left no room for "it looks for ~/.bash_profile, … in that
+        # order", and one that said the best unit (MySQL's driver) none for the next ("… has four table drivers: CSV …")
+        if used + size > budget and quotes:
             continue          # too long for what is left (a code block, a table): a shorter one may still fit
         used += size
         quotes.append((ev, goes_on))     # with what it goes on with ("它的功能包括：" and the list)

@@ -725,6 +725,27 @@ def test_the_best_sentence_is_quoted_under_a_long_composed_answer_that_does_not_
     assert "in that order" in add_supporting_quote(answer, evidence)
 
 
+def test_the_next_sentence_is_quoted_under_a_long_answer_that_said_the_best_one():
+    """u6e-003 ("which table drivers does glpk have …? i need to pull data out of a database"): the model's long answer
+    said the best unit (the MySQL driver's package) and took the whole budget, so the next one, which lists the four
+    drivers, was not shown either. The first unit the answer has not said is quoted, whatever the budget."""
+    from rag.answer import EXTRACTIVE_BUDGET_CHARS, add_supporting_quote, citation_for
+    from rag.evidence import Evidence, Unit
+    from tests.libraries import text_hit
+    best = "Under Debian GNU/Linux the MySQL table driver uses the MySQL package, which should be installed first."
+    listing = "Currently the GLPK package has four table drivers: CSV, xBASE, ODBC and MySQL."
+    text = f"{best} {listing}"
+    hit = text_hit(text, heading=("Table drivers",), page=61, name="gmpl.pdf")
+    evidence = [Evidence(1, hit, Unit(0, len(best), "sentence", best), 0.8, 0.8, None),
+                Evidence(2, hit, Unit(len(best) + 1, len(text), "sentence", listing), 0.7, 0.7, None)]
+    said = f"{best} [1] " + "The MySQL table driver connects to MySQL databases on Debian and Windows. [1] " * 8
+    assert len(said) > EXTRACTIVE_BUDGET_CHARS
+    answer = Answer(question="which table drivers does glpk have?", text=said, citations=[citation_for(1, hit)],
+                    mode="llm")
+    added = add_supporting_quote(answer, evidence)
+    assert "four table drivers" in added and "should be installed first" not in added, added
+
+
 def test_a_composed_answer_naming_part_of_a_list_is_followed_by_the_whole_list():
     """"tlmgr 都能干些啥": the model said the sentence and three of the five things the next one lists; the quote is
     still shown, with the list whole. An answer that says all five gets no quote."""
