@@ -871,8 +871,9 @@ def _other_backing(claim: str, passages: dict[int, str], cited: list[int], embed
 def drop_unsupported(answer: Answer, embedder, judge=None, given: list[str] | None = None) -> list[SentenceCheck]:
     """Check every sentence of a composed answer against the passage(s) it cites (rag.support) and leave out
     each one they do not back, each uncited one marked ⚠ (attribute_uncited found no source for it) and each
-    one said before; a sentence another of the passages backs is cited by that one instead; the citations left are renumbered in order of use. Code the model copied from the passages
-    it was `given` (default: those it cites) stays as it is; code it wrote itself is left out (`copied_code`)."""
+    one said before; a sentence another of the passages backs is cited by that one instead (`_other_backing`); the
+    citations left are renumbered in order of use. Code the model copied from the passages it was `given` (default:
+    those it cites) stays as it is; code it wrote itself is left out (`copied_code`)."""
     passages = {c.n: c.quote for c in answer.citations}
     code_sources = flat_text(given if given is not None else passages.values())     # once, read for each block
     checks: list[SentenceCheck] = []
