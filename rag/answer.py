@@ -809,13 +809,13 @@ def _without_opening_label(line: str) -> str:
     if not opening:
         return line
     mark, rest = f"[{opening.group(2)}]", line[opening.end():]
-    first = answer_sentences(rest)[:1]
     if mark in rest:
         return opening.group(1) + rest
-    if first and not CITATION_MARK.search(first[0]):       # its only citation: after the sentence it cites
-        at = rest.find(first[0]) + len(first[0])
-        return f"{opening.group(1)}{rest[:at]} {mark}{rest[at:]}"
-    return line
+    first = next(iter(answer_sentences(rest)), "")
+    if not first or CITATION_MARK.search(first):
+        return line
+    at = rest.find(first) + len(first)                      # its only citation: after the sentence it cites
+    return f"{opening.group(1)}{rest[:at]} {mark}{rest[at:]}"
 
 
 # A model's code block is shown only when it is the book's: this share of its lines (those with three letters or

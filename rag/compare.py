@@ -142,16 +142,15 @@ _BRACKETS = {"(": ")", "（": "）", "[": "]", "{": "}"}
 
 def _unbalanced(side: str) -> bool:
     """Whether a side opens a bracket it does not close, or closes one it did not open."""
-    depth = {o: 0 for o in _BRACKETS}
-    for ch in side:
-        if ch in _BRACKETS:
-            depth[ch] += 1
-        for opening, closing in _BRACKETS.items():
-            if ch == closing:
-                depth[opening] -= 1
-                if depth[opening] < 0:
-                    return True
-    return any(depth.values())
+    for opening, closing in _BRACKETS.items():
+        depth = 0
+        for ch in side:
+            depth += (ch == opening) - (ch == closing)
+            if depth < 0:
+                return True
+        if depth:
+            return True
+    return False
 
 
 def asks_what_each_is(question: str) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from core.text import STOPWORDS, search_tokens
+from rag.compare import CLAUSE_OPENERS
 
 _ASK_EN = r"(?:what|which|how|who|whom|when|where|why|is|are|does|do|did|can|should)\b"
 _ASK_ZH = r"什么|哪|多少|几|如何|怎么|怎样|为什么|为何|谁|何时|是否"
@@ -48,7 +49,8 @@ PART_BREAKS: list[re.Pattern] = [re.compile(p, re.IGNORECASE) for p in (
     rf",?\s+and\s+(?={_ASK_EN})",                          # "…, and which docket number should I quote?"
     rf"[;；]\s*(?=(?:and\s+)?{_ASK_EN})",
     r"(?<=[?？])\s+(?=\S)",                                # two questions in one message
-    r"\s+(?:vs\.?|versus)\s+(?=(?:when|if|where|how|what|which|why|whether)\b)",   # "…isnt found vs when it exists …"
+    # "…isnt found vs when it exists …": two situations set against each other (rag.compare.compares_clauses)
+    r"\s+(?:vs\.?|versus)\s+(?=(?:" + "|".join(w for w in CLAUSE_OPENERS if w.isascii()) + r")\b)",
     rf"[，,；;]\s*(?:以及|还有|并且|而且|另外|同时|那么)?(?=[^，,。；;]*?(?:{_ASK_ZH}))",
 )]
 MIN_PART_TERMS = 2          # a later part must name this many content words to be searched on its own

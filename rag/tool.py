@@ -243,6 +243,13 @@ def _checked_text(text: str, passages: dict[int, str], embedder, judge, notices:
     return " ".join(kept)
 
 
+def _shaped_extractive(question: str, evidence: list[Evidence], shape: Shape) -> Answer:
+    """The document's own sentences in the shape's layout (rag.answer.extractive_answer)."""
+    return extractive_answer(question, evidence, max_quotes=shape.max_quotes, budget=shape.budget,
+                             lead_sentences=shape.lead_sentences, worked_chars=shape.worked_chars,
+                             from_opening=shape.kind == "example", from_first_step=shape.from_first_step)
+
+
 def searched_text(question: str) -> str:
     """What retrieval and the evidence check read: the question without instructions about the answer's form
     ("round to two decimal places", rag.focus), its financial abbreviations spelled out (rag.abbreviations)."""
@@ -790,11 +797,7 @@ class RAGTool:
             answer = extractive_answer(question, evidence, max_quotes=max(len(parts), shape.max_quotes),
                                        min_relative=0.0, budget=shape.budget, worked_chars=shape.worked_chars,
                                        from_first_step=shape.from_first_step)
-        if answer is None:
-            answer = extractive_answer(question, evidence, max_quotes=shape.max_quotes, budget=shape.budget,
-                                       lead_sentences=shape.lead_sentences, worked_chars=shape.worked_chars,
-                                       from_opening=shape.kind == "example", from_first_step=shape.from_first_step)
-        return answer
+        return answer or _shaped_extractive(question, evidence, shape)
 
     def _widened(self, evidence: list[Evidence], chunks: int = 6, first_steps: bool = False) -> list[Evidence]:
         """The evidence of the best `chunks` chunks read on to their section's end (rag.worked), from the
@@ -1176,10 +1179,7 @@ class RAGTool:
         `translate` (the model works, its sentences did not hold), its first passage in the reader's language."""
         if emitted:
             yield "\n\n"
-        answer = book or extractive_answer(question, evidence, max_quotes=shape.max_quotes, budget=shape.budget,
-                                           lead_sentences=shape.lead_sentences, worked_chars=shape.worked_chars,
-                                           from_opening=shape.kind == "example",
-                                           from_first_step=shape.from_first_step)
+        answer = book or _shaped_extractive(question, evidence, shape)
         if translate:
             self._in_readers_language(question, answer)
         yield answer.text

@@ -182,13 +182,13 @@ def widened(evidence: list[Evidence], chunks_of, *, chunks_widened: int = 6,
 def _with_first_step(ev: Evidence, chunks: list[Chunk]) -> tuple[Chunk, int]:
     """A later numbered step's chunk joined with as few chunks before it as bring its procedure's step 1 in
     (`numbered_opening`), up to NUMBERED_CHUNKS_BACK; its own chunk when step 1 is in it or not within reach."""
-    for back in range(0, NUMBERED_CHUNKS_BACK + 1):
-        chunk, shift = preceded(ev.hit.chunk, chunks, back) if back else (ev.hit.chunk, 0)
+    for back in range(NUMBERED_CHUNKS_BACK + 1):
+        chunk, shift = preceded(ev.hit.chunk, chunks, back)
         if back and not shift:
             break                       # nothing more joins: the section's start, or chunks that do not line up
         moved = dataclasses.replace(ev.unit, start=ev.unit.start + shift, end=ev.unit.end + shift)
         if numbered_opening(dataclasses.replace(ev, hit=dataclasses.replace(ev.hit, chunk=chunk), unit=moved)):
-            return (chunk, shift) if back else (ev.hit.chunk, 0)
+            return chunk, shift
     return ev.hit.chunk, 0
 
 
@@ -397,14 +397,14 @@ def step_number(unit: Unit) -> tuple[int, str] | None:
     return int(m.group(1) or m.group(2)), re.sub(r"\d+", "#", m.group().strip())
 
 
-def _lead_step(ev: Evidence) -> tuple[tuple[int, str] | None, list[Unit]]:
-    """The lead's step number (its own, or that of the number alone right before it) and the units before it from
-    which to look for step 1 (without that number)."""
+def _lead_step(ev: Evidence) -> tuple[tuple[int, str] | None, list[Unit], int]:
+    """The lead's step number (its own, or that of the number alone right before it), the units before the lead,
+    and how many of them come before that number (all of them, or all but the number alone)."""
     before = units_before(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)
     number = step_number(ev.unit)
     if number is None and before and not _NUMBERED_STEP.sub("", before[-1].text).strip():
-        number, before = step_number(before[-1]), before[:-1]
-    return number, before
+        return step_number(before[-1]), before, len(before) - 1
+    return number, before, len(before)
 
 
 def is_later_step(ev: Evidence) -> bool:
@@ -413,15 +413,16 @@ def is_later_step(ev: Evidence) -> bool:
 
 
 def numbered_opening(ev: Evidence) -> list[Unit]:
-    """For a later numbered step, the units from its procedure's step 1 up to it: walking back, each item of its
-    marker's style numbered below the one after it, within NUMBERED_REACH_CHARS; none when the walk meets an
-    exercise, an item out of order (another list) or the section's start first."""
-    number, before = _lead_step(ev)
+    """For a later numbered step, the units from its procedure's step 1 up to it (with the lead's own number alone,
+    if it had one): walking back, each item of its marker's style numbered below the one after it, within
+    NUMBERED_REACH_CHARS; none when the walk meets an exercise, an item out of order (another list) or the
+    section's start first."""
+    number, before, searched = _lead_step(ev)
     if number is None or number[0] < 2:
         return []
     expected, style = number
     reach = 0
-    for k in range(len(before) - 1, -1, -1):
+    for k in range(searched - 1, -1, -1):
         reach += len(before[k].text)
         if reach > NUMBERED_REACH_CHARS or is_exercise(before[k].text):
             return []
@@ -432,8 +433,7 @@ def numbered_opening(ev: Evidence) -> list[Unit]:
             return []
         expected = item[0]
         if expected == 1:
-            shown = units_before(ev.unit, ev.hit.chunk.text, ev.hit.chunk.context_prefix)
-            return shown[k:]            # with the lead's own number alone, if it had one
+            return before[k:]
     return []
 
 

@@ -54,6 +54,16 @@ def _answers(url: str) -> bool:
         return False
 
 
+def _started(proc: subprocess.Popen, url: str, timeout: float) -> bool:
+    """Whether the app answers at `url` within `timeout` seconds; False as soon as it has exited."""
+    deadline = time.monotonic() + timeout
+    while not _answers(url):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
+    return True
+
+
 # Gradio's words when the port it was given is taken: the port was free when free_port picked it, and
 # another process (a test server, an outgoing connection) took it before the app bound it
 _PORT_TAKEN = "Cannot find empty port"
@@ -73,13 +83,8 @@ def app_process(work: Path, *, start_timeout: float = 120, stop_timeout: float =
             proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=work,
                                     env=app_env(work, port, **extra_env), stdout=log, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + start_timeout
-        started = False
         try:
-            while not (started := _answers(url)):
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    break
-                time.sleep(0.5)
+            started = _started(proc, url, start_timeout)
         except BaseException:
             stop(proc, stop_timeout)
             raise
