@@ -33,7 +33,7 @@ from core.text import stem as snowball_stem
 from rag.abbreviations import other_forms
 from rag.command_lines import HOST_PROMPT, is_command_line, is_prompted_command
 from rag.injection import is_instruction
-from rag.syntax import holds_syntax, syntax_patterns, writes_symbols
+from rag.syntax import holds_syntax, names_but_never_calls, syntax_patterns, writes_symbols
 from rag.outline import heading_text, split_at_headings
 from rag.references import is_reference_list
 from rag import rows as text_rows
@@ -181,6 +181,19 @@ def units_before(unit: Unit, text: str, context: str = "") -> list[Unit]:
         kept.insert(0, u)
         pos = u.start
     return kept
+
+
+def section_around(text: str, start: int, end: int) -> str:
+    """The text of the section the span [start, end) of a chunk is in: from the heading above it to the next one."""
+    lines = text.split("\n")
+    offsets, pos = [], 0
+    for line in lines:
+        offsets.append(pos)
+        pos += len(line) + 1
+    headings = [at for at, line in zip(offsets, lines) if _HEADING.match(line) or _NUMBERED_HEADING.match(line)]
+    first = max((at for at in headings if at <= start), default=0)
+    last = min((at for at in headings if at >= end), default=len(text))
+    return text[first:last]
 
 
 def _heading_between(text: str, start: int, end: int) -> bool:
@@ -703,6 +716,9 @@ _STATES_ADVANTAGE = re.compile(r"\b(?:useful|advantages?|benefits?|convenient|ha
                                r"makes? (?:it )?(?:easier|simpler|faster))\b|好处|优点|优势|方便|便于|有用", re.IGNORECASE)
 STATES_ADVANTAGE_BONUS = 0.12
 SYNTAX_BONUS = 0.12
+# A unit naming the function a question calls ("outer()") as a plain word, in a section that never calls it, uses
+# the word in another sense: R's "outer margins" of a plot for "any example where outer() is actually useful?"
+CALLED_ELSEWHERE_PENALTY = 0.15
 # A book shows a listing, then explains it: "%:\n dh $@" and, a few lines on, "第 16 和 17 行使用了 pattern rule … 其中的
 # 百分号意味着“任何 targets” … dh 命令是一个包装脚本". The prose after a short line writing all the syntax a question
 # quotes explains that syntax without writing it, while a line writing part of it ("使用 dh $@ --with quilt") is about
@@ -974,6 +990,8 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
         if syntax and (holds_syntax(unit.text, syntax) or holds_syntax(entry_head(hit.chunk.text, unit.start), syntax)
                        or (id(hit), unit.start) in explaining):
             score += SYNTAX_BONUS
+        elif syntax and names_but_never_calls(unit.text, section_around(hit.chunk.text, unit.start, unit.end), syntax):
+            score -= CALLED_ELSEWHERE_PENALTY
         if asks_default and _STATES_DEFAULT.search(unit.text):
             score += STATES_DEFAULT_BONUS
         if asks_advantage and _STATES_ADVANTAGE.search(unit.text):

@@ -61,7 +61,7 @@ def search_focus(question: str) -> str:
     if focus == question:
         return question.strip()
     focus = _DANGLING.sub("", focus)
-    focus = re.sub(r"\(\s*\)|（\s*）", "", focus)
+    focus = re.sub(r"(?<![\w.])\(\s*\)|（\s*）", "", focus)       # brackets emptied, not a call's: "outer()"
     focus = _LEFTOVER.sub(r"\1", focus)
     focus = re.sub(r"\s+", " ", focus).strip(" .;,:，；：")
     if not re.search(r"\w", focus):

@@ -33,6 +33,7 @@ MAX_PATTERNS = 4
 class Syntax:
     pattern: re.Pattern
     literal: str        # symbols every match holds as written ("..", "${", ">&"): what the index is asked for
+    call: str = ""      # the function's name when the question calls one ("outer" for "outer()")
 
 
 @lru_cache(maxsize=256)
@@ -44,8 +45,9 @@ def syntax_patterns(question: str) -> tuple[Syntax, ...]:
     for match in _TOKEN.finditer(question):
         for token in (match.group(1) or match.group(2)).split():
             call = _CALL.fullmatch(token.rstrip(_PROSE_ENDS))
+            name = call.group(1) if call else ""
             if call:        # "outer()": the function, where the book calls it, not "outer margins"
-                pattern, literal = rf"(?<![\w.]){re.escape(call.group(1))}\(", f"{call.group(1)}("
+                pattern, literal = rf"(?<![\w.]){re.escape(name)}\(", f"{name}("
             else:
                 stripped = token.strip(_PROSE_EDGES) if not match.group(1) else token
                 # a colon or dot that leaves one symbol was the syntax's own: Make's "%:"
@@ -53,7 +55,7 @@ def syntax_patterns(question: str) -> tuple[Syntax, ...]:
                 literal = _longest_literal(token) if pattern else ""
             if pattern and pattern not in seen:
                 seen.add(pattern)
-                out.append(Syntax(re.compile(pattern), literal))
+                out.append(Syntax(re.compile(pattern), literal, name))
     return tuple(out[:MAX_PATTERNS])
 
 
@@ -99,6 +101,13 @@ def writes_symbols(text: str, name: str) -> bool:
     a name with words, or with too few symbols to be syntax."""
     syntax = syntax_patterns(name)
     return bool(syntax) and all(s.pattern.search(text) for s in syntax)
+
+
+def names_but_never_calls(unit_text: str, section: str, syntax: tuple[Syntax, ...]) -> bool:
+    """Whether the unit names a function the question calls ("outer()") only as a word, in a section that never
+    calls it: the word in another sense ("Outer margins are particularly useful …" for "where is outer() useful?")."""
+    return any(s.call and re.search(rf"\b{re.escape(s.call)}\b", unit_text, re.IGNORECASE)
+               and not s.pattern.search(section) for s in syntax)
 
 
 def holds_syntax(text: str, syntax: tuple[Syntax, ...]) -> bool:

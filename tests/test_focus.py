@@ -29,6 +29,8 @@ from rag.tool import RAGTool
      "can explain what upsd does? is it the thing that talks to the ups or not"),
     ("pls what do ATS, PSU and SCD stand for in the nut docs", "what do ATS, PSU and SCD stand for in the nut docs"),
     ("结果保留两位小数，2019年营收增长率是多少？", "2019年营收增长率是多少？"),
+    # a function the question calls keeps its brackets: they say it is the function, not the word
+    ("any example where outer() is actually useful?", "any example where outer() is useful?"),
 ])
 def test_answer_format_instructions_are_not_searched_for(question, focus):
     assert search_focus(question) == focus

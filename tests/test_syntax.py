@@ -95,6 +95,41 @@ def test_a_function_call_is_not_found_in_the_word_alone_or_inside_a_longer_name(
     assert not call.search("x.outer(a)") and not call.search("router(a)")
 
 
+R_BOOK = """# An Introduction to R
+
+## 5.5 The outer product of two arrays
+
+An important operation on arrays is the outer product. The outer product is formed by the special operator %o%:
+
+    > ab <- a %o% b
+
+An alternative is
+
+    > ab <- outer(a, b, "*")
+
+As an artificial but cute example, consider the determinants of 2 by 2 matrices of single digits.
+
+    > d <- outer(0:9, 0:9)
+    > fr <- table(outer(d, d, "-"))
+
+## 12.5 Multiple figure environment
+
+Outer margins are particularly useful for page-wise titles, etc. Text can be added to the outer margins with the
+mtext() function. There are no outer margins by default, however, so you must create them explicitly.
+"""
+
+
+def test_a_word_the_question_calls_as_a_function_is_not_evidence_where_the_book_never_calls_it(tmp_path):
+    """"any example where outer() is actually useful?" shares "outer" and "useful" with the sentence on a plot's
+    outer margins; the brackets say the function is meant, so the passage calling outer() answers first."""
+    tool = text_library(tmp_path / "data", (R_BOOK, "An Introduction to R", "r-intro.md"))
+    question = "any example where outer() is actually useful?"
+    evidence = tool.evidence(question, tool.retrieve(question).answering_hits, kind="example")
+    assert evidence[0].hit.chunk.heading_path[-1].startswith("5.5"), evidence[0].unit.text
+    margins = next(e for e in evidence if e.unit.text.startswith("Outer margins"))
+    assert margins.score < evidence[0].score - 0.1, (margins.score, evidence[0].score)
+
+
 def test_an_option_is_not_found_inside_a_word_or_a_longer_option():
     option = syntax_patterns("what does set -e do?")[0].pattern
     assert option.search("-e Exit immediately") and option.search("set -e")
