@@ -33,6 +33,7 @@ from core.text import stem as snowball_stem
 from rag.abbreviations import other_forms
 from rag.command_lines import HOST_PROMPT, is_command_line, is_prompted_command
 from rag.injection import is_instruction
+from rag.footnotes import footnote_spans, in_footnote
 from rag.syntax import holds_syntax, names_but_never_calls, syntax_patterns, writes_symbols
 from rag.outline import heading_text, split_at_headings
 from rag.references import is_reference_list
@@ -719,6 +720,8 @@ SYNTAX_BONUS = 0.12
 # A unit naming the function a question calls ("outer()") as a plain word, in a section that never calls it, uses
 # the word in another sense: R's "outer margins" of a plot for "any example where outer() is actually useful?"
 CALLED_ELSEWHERE_PENALTY = 0.15
+# A footnote (rag.footnotes) is an aside to the text it annotates, seldom what a question asks
+FOOTNOTE_PENALTY = 0.3
 # A book shows a listing, then explains it: "%:\n dh $@" and, a few lines on, "第 16 和 17 行使用了 pattern rule … 其中的
 # 百分号意味着“任何 targets” … dh 命令是一个包装脚本". The prose after a short line writing all the syntax a question
 # quotes explains that syntax without writing it, while a line writing part of it ("使用 dh $@ --with quilt") is about
@@ -973,6 +976,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
                     for _, hit, _ in candidates} if statements else {}
     asks_about_captions = bool(_ASKS_CAPTION.search(question))
     question_in_chinese = detect_language(question) == "zh"
+    footnotes = {id(hit): footnote_spans(hit.chunk.text, hit.chunk.page_breaks) for _, hit, _ in candidates}
     out = []
     for i, (n, hit, unit) in enumerate(candidates):
         lexical = lexical_scores[i]
@@ -1014,6 +1018,8 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
             score -= 0.3          # an exercise or a question in the text asks; it does not answer
         if quotes_whole(question, unit.text):
             score -= QUOTED_BY_QUESTION_PENALTY
+        if in_footnote(unit.start, footnotes[id(hit)]):
+            score -= FOOTNOTE_PENALTY
         score += 0.03 / n     # the retriever's order breaks near-ties
         out.append((score, Evidence(n, hit, unit, max(0.0, min(1.0, score)), lexical, semantic)))
     out.sort(key=lambda pair: -pair[0])     # by the unclipped score: two units at 1.0 are not equal
