@@ -264,6 +264,19 @@ def _near_duplicate(a: str, b: str) -> bool:
     return len(ta & tb) / min(len(ta), len(tb)) >= 0.8
 
 
+REPEAT_MIN_TERMS = 4        # "It is mutable." after "A list is mutable …" may be a point made again on purpose
+REPEAT_SHARE = 0.9
+
+
+def _repeats(claim: str, said: set[str]) -> bool:
+    """Whether the claim is one of the sentences said before written again, cut or reworded: nearly all of its
+    terms (at least REPEAT_MIN_TERMS) are in one of them. A small model, cut off by its token budget, began its
+    list a second time and stopped mid-way ("这将包括：- 客户端计算机的配置和管理 … [1] 你需要为学校提供", u6z-019)."""
+    terms = set(terms_of(claim))
+    return len(terms) >= REPEAT_MIN_TERMS and any(
+        len(terms & set(terms_of(earlier))) >= REPEAT_SHARE * len(terms) for earlier in said)
+
+
 def _already_said(unit: str, said: str) -> bool:
     """Most of the unit's terms are in what the answer says. Not the other way round: a short answer
     ("2007年赛季") whose few terms all come from the unit has not said the rest of it (the match it names)."""
@@ -906,7 +919,7 @@ def drop_unsupported(answer: Answer, embedder, judge=None, given: list[str] | No
                 if keep and not _is_label(claim):
                     prose = prose.replace(sentence, f"{sentence.rstrip()} [{best_n}]", 1)
                     sentence = f"{sentence.rstrip()} [{best_n}]"
-            if not keep or claim.lower() in seen:     # a sentence said twice is said once
+            if not keep or claim.lower() in seen or _repeats(claim, seen):     # a sentence said twice is said once
                 prose = prose.replace(sentence, "", 1)
             elif claim:
                 seen.add(claim.lower())

@@ -879,6 +879,31 @@ def test_a_sentence_repeated_after_a_line_without_a_full_stop_is_said_once(libra
     assert answer.text.count("Tuples are immutable sequences of values") == 1, answer.text
 
 
+def test_a_sentence_the_model_began_again_and_left_cut_is_said_once(library):
+    """The 0.5B model, out of tokens, wrote its list a second time and stopped mid-way (u6z-019): the cut repeat
+    says nothing the first did not, and is left out, in either language; a short sentence restating a point stays."""
+    from rag.answer import drop_unsupported
+    from rag.types import Answer
+    passage = ("Before a central help desk opens, the schools need a service agreement, a request tracker that gives "
+               "each case a number, and the same software version on every machine.")
+    answer = Answer("q", "Before the help desk opens, the schools need a service agreement, a request tracker that "
+                         "gives each case a number, and the same software version on every machine. [1]\n\n"
+                         "- Before the help desk opens, the schools need a service agreement, a request tracker [1]",
+                    _citations({1: passage}), "llm")
+    drop_unsupported(answer, library.embedder)
+    assert answer.text.count("service agreement") == 1 and answer.text.endswith("every machine. [1]"), answer.text
+    chinese = Answer("q", "服务台开张前要准备服务协议、给每个案件编号的请求跟踪程序，以及每台机器上相同版本的软件。 [1]\n\n"
+                          "服务台开张前要准备服务协议、给每个案件编号的请求跟踪程序 [1]",
+                     _citations({1: "集中服务台开张前，学校需要服务协议、给每个案件编号的请求跟踪程序，以及每台机器上相同版本的软件。"}),
+                     "llm")
+    drop_unsupported(chinese, library.embedder)
+    assert chinese.text.count("服务协议") == 1, chinese.text
+    short = Answer("q", "Tuples are immutable sequences of values [1]. Tuples are immutable [1].",
+                   _citations(TWO_PASSAGES), "llm")
+    drop_unsupported(short, library.embedder)
+    assert short.text.count("immutable") == 2, short.text
+
+
 def test_a_paragraph_left_with_marks_only_goes_and_a_copied_source_label_is_not_kept(library):
     """The local model opens paragraphs with its sources' labels ("[1] … [1]", "[3] …"); a paragraph whose sentences
     were all left out leaves "[3]" alone. Neither is shown; a mark that is the paragraph's only citation stays, after
