@@ -146,6 +146,25 @@ def test_the_judge_decides_what_the_word_checks_let_through(llm_settings, fake_l
     assert len(fake_llm.requests) == before
 
 
+def test_a_sentence_the_words_do_not_back_needs_a_surer_yes_from_the_judge(llm_settings, fake_llm, embedders):
+    """The judge leans to yes over a passage's topic with a use added ("This makes programming particularly useful
+    for analysing large data sets …", 0.54): what the words and meaning do not back is kept only on a yes of
+    UNBACKED_JUDGE_YES; what they back stays on the same lukewarm yes."""
+    from core.llm import get_judge, get_llm
+    from rag.support import UNBACKED_JUDGE_YES
+    judge = get_judge(llm_settings, get_llm(llm_settings))
+    added = "This makes tuples particularly useful for analysing large data sets and building web applications."
+    backed = "A tuple is a sequence of values that cannot be changed."
+    assert check(added, TUPLES, embedders).reason == "unbacked"        # words and meaning alone
+    assert check(backed, TUPLES, embedders).supported
+    fake_llm.judgement = UNBACKED_JUDGE_YES - 0.05                     # a yes the old threshold took
+    verdict = check(added, TUPLES, embedders, judge)
+    assert not verdict.supported and verdict.reason == "judge", verdict
+    assert check(backed, TUPLES, embedders, judge).supported
+    fake_llm.judgement = UNBACKED_JUDGE_YES + 0.05
+    assert check(added, TUPLES, embedders, judge).supported
+
+
 def test_a_composed_sentence_the_judge_rejects_is_left_out(llm_settings, fake_llm):
     from rag.tool import RAGTool
     from rag.types import Answer

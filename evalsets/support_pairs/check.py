@@ -15,7 +15,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SUPPORTED = {"verbatim", "paraphrase", "summary", "partial_wording"}
 UNSUPPORTED = {"near_miss_swap", "negation", "antonym", "number", "relation", "invented_detail", "off_topic",
-               "wrong_entity", "generic_step"}
+               "wrong_entity", "generic_step", "embellishment"}
 FIELDS = ["id", "lang", "passage_lang", "sentence", "passage", "supported", "kind", "doc", "page", "note"]
 
 
