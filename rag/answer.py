@@ -272,18 +272,17 @@ def _repeats(claim: str, said: set[str]) -> bool:
     """Whether the claim is one of the sentences said before written again, cut or reworded: nearly all of its
     terms (at least REPEAT_MIN_TERMS) are in one of them. A small model, cut off by its token budget, began its
     list a second time and stopped mid-way ("这将包括：- 客户端计算机的配置和管理 … [1] 你需要为学校提供", u6z-019)."""
-    terms = set(terms_of(claim))
-    return len(terms) >= REPEAT_MIN_TERMS and any(
-        len(terms & set(terms_of(earlier))) >= REPEAT_SHARE * len(terms) for earlier in said)
+    return len(set(terms_of(claim))) >= REPEAT_MIN_TERMS and any(
+        _already_said(claim, earlier, REPEAT_SHARE) for earlier in said)
 
 
-def _already_said(unit: str, said: str) -> bool:
-    """Most of the unit's terms are in what the answer says. Not the other way round: a short answer
+def _already_said(unit: str, said: str, share: float = 0.8) -> bool:
+    """Most (`share`) of the unit's terms are in what the answer says. Not the other way round: a short answer
     ("2007年赛季") whose few terms all come from the unit has not said the rest of it (the match it names)."""
     tu, ts = set(terms_of(unit)), set(terms_of(said))
     if not tu:
         return unit.strip() in said
-    return len(tu & ts) / len(tu) >= 0.8
+    return len(tu & ts) / len(tu) >= share
 
 
 def _completes(longer: str, shorter: str) -> bool:

@@ -976,7 +976,9 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
                     for _, hit, _ in candidates} if statements else {}
     asks_about_captions = bool(_ASKS_CAPTION.search(question))
     question_in_chinese = detect_language(question) == "zh"
-    footnotes = {id(hit): footnote_spans(hit.chunk.text, hit.chunk.page_breaks) for _, hit, _ in candidates}
+    scored_hits = {id(hit): hit for _, hit, _ in candidates}.values()
+    footnotes = {id(hit): footnote_spans(hit.chunk.text, hit.chunk.page_breaks) for hit in scored_hits}
+    calls = any(s.call for s in syntax)
     out = []
     for i, (n, hit, unit) in enumerate(candidates):
         lexical = lexical_scores[i]
@@ -994,7 +996,7 @@ def score_evidence(question: str, hits: list[SearchHit], embedder, weights: dict
         if syntax and (holds_syntax(unit.text, syntax) or holds_syntax(entry_head(hit.chunk.text, unit.start), syntax)
                        or (id(hit), unit.start) in explaining):
             score += SYNTAX_BONUS
-        elif syntax and names_but_never_calls(unit.text, section_around(hit.chunk.text, unit.start, unit.end), syntax):
+        elif calls and names_but_never_calls(unit.text, section_around(hit.chunk.text, unit.start, unit.end), syntax):
             score -= CALLED_ELSEWHERE_PENALTY
         if asks_default and _STATES_DEFAULT.search(unit.text):
             score += STATES_DEFAULT_BONUS
